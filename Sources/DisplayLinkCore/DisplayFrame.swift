@@ -1,0 +1,40 @@
+/// The timing of one display-link callback. A plain `Sendable` value: what the closure, the
+/// delegate and the `AsyncSequence` forms all deliver.
+public struct DisplayFrame: Sendable, Hashable {
+    /// Presentation time of the last frame that was displayed (`CADisplayLink.timestamp`).
+    public var timestamp: MonotonicInstant
+    /// Predicted presentation time of the frame being prepared now (`targetTimestamp`).
+    public var targetTimestamp: MonotonicInstant
+    /// The current refresh period (`CADisplayLink.duration`), not multiplied by the frame interval.
+    public var duration: Nanoseconds
+    /// `timestamp` minus the previous callback's `timestamp`; exactly zero on the first callback
+    /// after start or resume (and after a stall under ``StallPolicy/zeroDelta``).
+    public var delta: Nanoseconds
+    /// The display's refresh counter at `timestamp` (vblank sequence, or counted from timestamps).
+    public var sequence: UInt64
+    /// Refreshes this link should have fired on but could not since its previous callback.
+    public var missedFrames: Int
+    public var provenance: TimestampProvenance
+    /// Which refresh of the source this is (0, 1, 2, … per source); ties presentation feedback
+    /// (``PresentationFeedback/refreshIndex``) to the callback that drew the frame.
+    public var refreshIndex: UInt64
+    /// How many refreshes the link spans per callback (1 at the display's full rate).
+    public var frameInterval: Int
+
+    public init(timestamp: MonotonicInstant, targetTimestamp: MonotonicInstant, duration: Nanoseconds,
+                delta: Nanoseconds, sequence: UInt64, missedFrames: Int, provenance: TimestampProvenance,
+                refreshIndex: UInt64, frameInterval: Int) {
+        self.timestamp = timestamp
+        self.targetTimestamp = targetTimestamp
+        self.duration = duration
+        self.delta = delta
+        self.sequence = sequence
+        self.missedFrames = missedFrames
+        self.provenance = provenance
+        self.refreshIndex = refreshIndex
+        self.frameInterval = frameInterval
+    }
+
+    /// `delta` in seconds.
+    @inlinable public var deltaTime: Double { delta.seconds }
+}

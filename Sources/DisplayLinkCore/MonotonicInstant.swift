@@ -1,0 +1,75 @@
+import Dispatch
+
+/// A point in time on the library's one clock: Linux `CLOCK_MONOTONIC`, in exact nanoseconds.
+///
+/// Every timestamp the library hands out (`timestamp`, `targetTimestamp`, presentation times) is a
+/// `MonotonicInstant`. Backends whose hardware or compositor reports another clock (weston presents
+/// on `CLOCK_MONOTONIC_RAW`) convert into this one with ``ClockOffset`` before reporting.
+public struct MonotonicInstant: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Nanoseconds since the clock's epoch (boot, for `CLOCK_MONOTONIC`).
+    public var nanoseconds: Int64
+
+    @inlinable public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
+
+    /// Seconds as a `Double`, like `CFTimeInterval` on Apple platforms.
+    @inlinable public var seconds: Double { Double(nanoseconds) / 1e9 }
+
+    public static let zero = MonotonicInstant(nanoseconds: 0)
+
+    /// The current time on `CLOCK_MONOTONIC`.
+    ///
+    /// On Linux, Dispatch's uptime clock *is* `CLOCK_MONOTONIC` (a test checks this against
+    /// `clock_gettime`), so the core needs no C import to read it.
+    @inlinable public static func now() -> MonotonicInstant {
+        MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds))
+    }
+
+    @inlinable public static func < (a: MonotonicInstant, b: MonotonicInstant) -> Bool { a.nanoseconds < b.nanoseconds }
+    @inlinable public static func + (a: MonotonicInstant, d: Nanoseconds) -> MonotonicInstant {
+        MonotonicInstant(nanoseconds: a.nanoseconds &+ d.value)
+    }
+    @inlinable public static func - (a: MonotonicInstant, d: Nanoseconds) -> MonotonicInstant {
+        MonotonicInstant(nanoseconds: a.nanoseconds &- d.value)
+    }
+    @inlinable public static func - (a: MonotonicInstant, b: MonotonicInstant) -> Nanoseconds {
+        Nanoseconds(a.nanoseconds &- b.nanoseconds)
+    }
+
+    public var description: String { String(format6(seconds)) + " s" }
+}
+
+/// A signed span of time in exact nanoseconds.
+public struct Nanoseconds: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var value: Int64
+    @inlinable public init(_ value: Int64) { self.value = value }
+    /// Rounds to the nearest nanosecond.
+    @inlinable public init(seconds: Double) { self.value = Int64((seconds * 1e9).rounded()) }
+    /// The period of a refresh rate, rounded to the nearest nanosecond.
+    @inlinable public init(periodOfHertz hz: Double) { self.init(seconds: 1 / hz) }
+
+    @inlinable public var seconds: Double { Double(value) / 1e9 }
+    public static let zero = Nanoseconds(0)
+
+    @inlinable public static func < (a: Nanoseconds, b: Nanoseconds) -> Bool { a.value < b.value }
+    @inlinable public static func + (a: Nanoseconds, b: Nanoseconds) -> Nanoseconds { Nanoseconds(a.value &+ b.value) }
+    @inlinable public static func - (a: Nanoseconds, b: Nanoseconds) -> Nanoseconds { Nanoseconds(a.value &- b.value) }
+    @inlinable public static func * (a: Nanoseconds, k: Int) -> Nanoseconds { Nanoseconds(a.value &* Int64(k)) }
+
+    public var description: String { format6(seconds * 1000) + " ms" }
+}
+
+/// The `CACurrentMediaTime()` of this library: now, in seconds, on `CLOCK_MONOTONIC`, the clock of
+/// every `timestamp` and `targetTimestamp`. So `link.targetTimestamp - currentMediaTime()` is the
+/// time left to prepare the frame.
+@inlinable public func currentMediaTime() -> Double { MonotonicInstant.now().seconds }
+
+@usableFromInline func format6(_ x: Double) -> String {
+    // Fixed six decimals without Foundation.
+    let negative = x < 0
+    let scaled = (abs(x) * 1_000_000).rounded()
+    let whole = Int64(scaled / 1_000_000)
+    let frac = Int64(scaled) - whole * 1_000_000
+    var fracText = String(frac)
+    while fracText.count < 6 { fracText = "0" + fracText }
+    return (negative ? "-" : "") + String(whole) + "." + fracText
+}

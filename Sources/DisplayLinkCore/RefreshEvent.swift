@@ -1,0 +1,54 @@
+/// What a frame source reports once per refresh: "a refresh happened; here is what we know".
+///
+/// Every backend (DRM page flips, Wayland frame callbacks with presentation feedback, the mock)
+/// produces this same value; the core turns it into CADisplayLink's per-callback values.
+public struct RefreshEvent: Sendable, Hashable {
+    /// The newest presentation (vblank) time known, on `CLOCK_MONOTONIC`.
+    public var timestamp: MonotonicInstant
+    /// The display's vblank counter for `timestamp`, if the source has one (DRM always; Wayland
+    /// when the compositor fills `seq`). Without it the core counts refreshes from the timestamps.
+    public var sequence: UInt64?
+    /// The source's current refresh period estimate.
+    public var refreshPeriod: Nanoseconds
+    /// When the frame prepared in response to this refresh is expected on screen; `nil` lets the
+    /// core use `timestamp + refreshPeriod`.
+    public var targetTimestamp: MonotonicInstant?
+    public var provenance: TimestampProvenance
+    /// True on the first refresh after the source stopped delivering for a while (surface hidden,
+    /// feedback lost, source restarted): links apply their ``StallPolicy`` to it.
+    public var followsStall: Bool
+
+    public init(
+        timestamp: MonotonicInstant,
+        sequence: UInt64? = nil,
+        refreshPeriod: Nanoseconds,
+        targetTimestamp: MonotonicInstant? = nil,
+        provenance: TimestampProvenance,
+        followsStall: Bool = false
+    ) {
+        self.timestamp = timestamp
+        self.sequence = sequence
+        self.refreshPeriod = refreshPeriod
+        self.targetTimestamp = targetTimestamp
+        self.provenance = provenance
+        self.followsStall = followsStall
+    }
+}
+
+/// What became of a frame drawn in a callback, reported by the source when it learns it.
+public struct PresentationFeedback: Sendable, Hashable {
+    public enum Outcome: Sendable, Hashable {
+        /// Shown at this time (`CLOCK_MONOTONIC`), with the vblank sequence if known.
+        case presented(at: MonotonicInstant, sequence: UInt64?)
+        /// Never shown (replaced by a newer commit, or the surface was hidden).
+        case discarded
+    }
+    /// The ``DisplayFrame/refreshIndex`` of the callback in which the frame was drawn.
+    public var refreshIndex: UInt64
+    public var outcome: Outcome
+
+    public init(refreshIndex: UInt64, outcome: Outcome) {
+        self.refreshIndex = refreshIndex
+        self.outcome = outcome
+    }
+}

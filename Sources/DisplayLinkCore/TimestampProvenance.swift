@@ -1,0 +1,11 @@
+/// Where a frame's `timestamp` came from: how much to trust it.
+public enum TimestampProvenance: String, Sendable, Hashable, CaseIterable {
+    /// The kernel's vblank time of a page flip (DRM/KMS): exact.
+    case hardwareVBlank = "hardware-vblank"
+    /// The compositor's presentation feedback (`wp_presentation`): what it says it presented.
+    case presentationFeedback = "presentation-feedback"
+    /// Inferred from when frame callbacks arrived on our clock (no presentation feedback).
+    case frameCallbackEstimate = "frame-callback-estimate"
+    /// A low-rate timer while the display gives no callbacks (hidden surface, lost feedback).
+    case timerFallback = "timer-fallback"
+}

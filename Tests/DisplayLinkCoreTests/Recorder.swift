@@ -1,0 +1,27 @@
+import DisplayLinkCore
+
+/// A link target that records every frame it is given.
+@MainActor
+final class Recorder {
+    var frames: [DisplayFrame] = []
+    var onFrame: ((DisplayLink) -> Void)?
+
+    func record(_ link: DisplayLink) {
+        frames.append(link.frame)
+        onFrame?(link)
+    }
+
+    var deltas: [Int64] { frames.map(\.delta.value) }
+    var sequences: [UInt64] { frames.map(\.sequence) }
+    var timestamps: [Int64] { frames.map(\.timestamp.nanoseconds) }
+}
+
+extension DisplayLink {
+    /// A link on `source` that records into `recorder`.
+    static func recording(_ source: some FrameSource, into recorder: Recorder) -> DisplayLink {
+        DisplayLink(source: source, target: recorder) { recorder, link in recorder.record(link) }
+    }
+}
+
+let hz60 = Nanoseconds(periodOfHertz: 60)   // 16_666_667 ns
+let hz144 = Nanoseconds(periodOfHertz: 144) // 6_944_444 ns
