@@ -25,17 +25,25 @@ struct AsyncFramesTests {
     @Test("a target-less stream link runs while iterated and stops the source when iteration ends")
     func standaloneStream() async {
         let source = MockFrameSource(refreshPeriod: Nanoseconds(10_000_000))
-        let stream = DisplayLink.frames(from: source, bufferingPolicy: .unbounded)
-        #expect(source.isRequestingRefreshes)
-        source.vsync(4)
-        var got: [Int64] = []
-        for await frame in stream {
-            got.append(frame.delta.value)
-            if got.count == 4 { break }
+        // The stream lives only inside this function: returning ends it.
+        func takeFour() async -> [Int64] {
+            let stream = DisplayLink.frames(from: source, bufferingPolicy: .unbounded)
+            #expect(source.isRequestingRefreshes)
+            source.vsync(4)
+            var got: [Int64] = []
+            for await frame in stream {
+                got.append(frame.delta.value)
+                if got.count == 4 { break }
+            }
+            return got
         }
+        let got = await takeFour()
         #expect(got == [0, 10_000_000, 10_000_000, 10_000_000])
-        // Ending the iteration invalidates the link on the main actor.
-        for _ in 0..<100 where source.isRequestingRefreshes { await Task.yield() }
+        // The stream's end invalidates the link on the main actor; let that job run.
+        for _ in 0..<1000 where source.isRequestingRefreshes { await Task.yield() }
         #expect(!source.isRequestingRefreshes)
+        let delivered = source.deliveredCount
+        source.vsync(3)
+        #expect(source.deliveredCount == delivered)
     }
 }

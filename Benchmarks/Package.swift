@@ -1,0 +1,25 @@
+// swift-tools-version: 6.2
+// Benchmarks for DisplayLink, kept out of the main package so its users never build
+// package-benchmark. Run with `make bench` from the repository root.
+import PackageDescription
+
+let package = Package(
+    name: "DisplayLinkBenchmarks",
+    dependencies: [
+        .package(name: "DisplayLink", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "DispatchBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "DisplayLinkCore", package: "DisplayLink"),
+                .product(name: "DisplayLinkTesting", package: "DisplayLink"),
+            ],
+            path: "Benchmarks/DispatchBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
