@@ -19,7 +19,7 @@ build: deps
 
 test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	$(SWIFT) test --skip-build $(BUILD_FLAGS)
+	$(SWIFT) test --skip-build --disable-xctest $(BUILD_FLAGS)
 
 demo: build
 	$(SWIFT) run --skip-build displaylink-demo mock --frames 12
