@@ -14,6 +14,9 @@ let package = Package(
     products: [
         .library(name: "DisplayLinkCore", targets: ["DisplayLinkCore"]),
         .library(name: "DisplayLinkTesting", targets: ["DisplayLinkTesting"]),
+        .library(name: "WaylandBackend", targets: ["WaylandBackend"]),
+        .library(name: "EGLGraphics", targets: ["EGLGraphics"]),
+        .library(name: "GLESRenderer", targets: ["GLESRenderer"]),
         .executable(name: "displaylink-demo", targets: ["displaylink-demo"]),
     ],
     dependencies: [
@@ -22,6 +25,22 @@ let package = Package(
     targets: [
         .target(name: "DisplayLinkCore", swiftSettings: strict),
         .target(name: "DisplayLinkTesting", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
+
+        // C system libraries: relative shim headers, found through pkg-config, installed by apt.
+        .systemLibrary(name: "CWaylandClient", pkgConfig: "wayland-client", providers: [.apt(["libwayland-dev"])]),
+        .systemLibrary(name: "CWaylandEGL", pkgConfig: "wayland-egl", providers: [.apt(["libwayland-dev"])]),
+        .systemLibrary(name: "CEGL", pkgConfig: "egl", providers: [.apt(["libegl-dev", "libegl-mesa0"])]),
+        .systemLibrary(name: "CGLES", pkgConfig: "glesv2", providers: [.apt(["libgles-dev"])]),
+        // wayland-scanner output (generated, see Protocols/) plus cwl_ helpers.
+        .target(name: "CWayland", dependencies: ["CWaylandClient"], path: "CWayland", publicHeadersPath: "include"),
+
+        .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
+        .target(name: "GLESRenderer", dependencies: ["CGLES"], swiftSettings: strict),
+        .target(
+            name: "WaylandBackend",
+            dependencies: ["DisplayLinkCore", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "displaylink-demo",
             dependencies: [
@@ -32,6 +51,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "DisplayLinkCoreTests", dependencies: ["DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "WaylandBackendTests",
+            dependencies: ["WaylandBackend", "DisplayLinkCore", "EGLGraphics", "GLESRenderer"],
+            swiftSettings: strict
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -67,6 +67,12 @@ public final class RefreshDispatcher {
         dispatchDepth -= 1
     }
 
+    /// Invalidates every link: the source can never deliver again (its display went away).
+    public func invalidateAll() {
+        let snapshot = entries
+        for entry in snapshot { entry.link?.invalidate() }
+    }
+
     /// Forgets the last timestamp, so refresh counting restarts (e.g. after the source restarted).
     public func resetCounting() {
         lastTimestamp = nil

@@ -1,0 +1,37 @@
+/* Hand-written helpers (not generated). */
+#define _GNU_SOURCE
+#include <sys/socket.h>
+#include "cwl_helpers.h"
+#include "xdg-shell-client-protocol.h"
+#include "presentation-time-client-protocol.h"
+#include "viewporter-client-protocol.h"
+
+const struct wl_interface *cwl_compositor_interface(void) { return &wl_compositor_interface; }
+const struct wl_interface *cwl_output_interface(void) { return &wl_output_interface; }
+const struct wl_interface *cwl_seat_interface(void) { return &wl_seat_interface; }
+const struct wl_interface *cwl_xdg_wm_base_interface(void) { return &xdg_wm_base_interface; }
+const struct wl_interface *cwl_wp_presentation_interface(void) { return &wp_presentation_interface; }
+const struct wl_interface *cwl_wp_viewporter_interface(void) { return &wp_viewporter_interface; }
+
+void *cwl_registry_bind(struct wl_registry *registry, uint32_t name,
+                        const struct wl_interface *interface, uint32_t version)
+{
+    return wl_registry_bind(registry, name, interface, version);
+}
+
+uint32_t cwl_protocol_error(struct wl_display *display, const char **interface_name, uint32_t *object_id)
+{
+    const struct wl_interface *interface = NULL;
+    uint32_t code = wl_display_get_protocol_error(display, &interface, object_id);
+    *interface_name = interface ? interface->name : NULL;
+    return code;
+}
+
+int cwl_socket_peer_pid(int fd)
+{
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0)
+        return -1;
+    return credentials.pid;
+}

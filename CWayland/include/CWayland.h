@@ -1,0 +1,9 @@
+/* Umbrella header of the CWayland module: the generated protocol code plus cwl_ helpers. */
+#ifndef CWAYLAND_H
+#define CWAYLAND_H
+#include <wayland-client.h>
+#include "xdg-shell-client-protocol.h"
+#include "presentation-time-client-protocol.h"
+#include "viewporter-client-protocol.h"
+#include "cwl_helpers.h"
+#endif

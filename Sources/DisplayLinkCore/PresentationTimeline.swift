@@ -1,0 +1,139 @@
+/// Learns a display's presentation rhythm from the presentation times a source observes, and
+/// predicts when a frame prepared now will be presented.
+///
+/// - ``period``: the median of the recent intervals between presentations (robust to the odd
+///   missed or late frame), divided by the vblank-sequence step when the source has sequences.
+///   Until three intervals are known it is the advertised refresh, or 60 Hz.
+/// - ``predictTarget(now:)``: `latest + depth·period`, moved past `now`, where `depth` is learned
+///   from the frames already presented: how many periods after the newest presentation known at
+///   drawing time the drawn frame appeared. DRM: 1 (the next vblank). weston's headless backend:
+///   2, because it sends the frame callback when it composites and presents 16 ms later.
+///
+/// Pure value type; no clock reads, no allocation after init.
+public struct PresentationTimeline: Sendable {
+    /// The newest presentation time observed.
+    public private(set) var latest: MonotonicInstant?
+    /// Its vblank sequence, when the source reports one.
+    public private(set) var latestSequence: UInt64?
+    /// The refresh the source advertised most recently (0: unknown).
+    public private(set) var advertisedPeriod: Nanoseconds
+    /// Presentations observed.
+    public private(set) var presentationCount = 0
+
+    private var intervals: FixedRing
+    private var depths: FixedRing
+
+    public init(advertisedPeriod: Nanoseconds = .zero) {
+        self.advertisedPeriod = advertisedPeriod
+        intervals = FixedRing()
+        depths = FixedRing()
+    }
+
+    /// The refresh period: measured when possible, else advertised, else 60 Hz.
+    public var period: Nanoseconds {
+        if intervals.count >= 3 { return Nanoseconds(intervals.median) }
+        if advertisedPeriod.value > 0 { return advertisedPeriod }
+        return Nanoseconds(16_666_667)
+    }
+
+    /// Whether ``period`` comes from measurements.
+    public var isPeriodMeasured: Bool { intervals.count >= 3 }
+
+    /// The learned presentation depth in periods (see the type's notes); 1 until learned.
+    public var depth: Int { depths.count == 0 ? 1 : Int(depths.median) }
+
+    /// Records a presentation. Older-than-latest times (reordered feedback) only count for depth.
+    public mutating func recordPresentation(at time: MonotonicInstant, sequence: UInt64? = nil,
+                                            advertisedRefresh: Nanoseconds = .zero) {
+        if advertisedRefresh.value > 0 { advertisedPeriod = advertisedRefresh }
+        presentationCount += 1
+        guard let previous = latest else {
+            latest = time
+            latestSequence = sequence
+            return
+        }
+        guard time > previous else { return }
+        let elapsed = (time - previous).value
+        if let sequence, let previousSequence = latestSequence, sequence > previousSequence {
+            let steps = sequence - previousSequence
+            if steps <= 16 { intervals.append(elapsed / Int64(steps)) }
+        } else if intervals.count < 3 || elapsed < intervals.median * 3 / 2 {
+            // Without sequences, an interval well above the typical one spans missed refreshes:
+            // it says nothing precise about the period.
+            intervals.append(elapsed)
+        }
+        latest = time
+        latestSequence = sequence
+    }
+
+    /// Records how a frame drawn when `knownAtDraw` was the newest presentation turned out.
+    public mutating func recordOutcome(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant) {
+        guard let knownAtDraw, presentedAt > knownAtDraw else { return }
+        let p = period.value
+        guard p > 0 else { return }
+        let periods = ((presentedAt - knownAtDraw).value + p / 2) / p
+        depths.append(min(max(periods, 1), 8))
+    }
+
+    /// When a frame prepared now is expected on screen.
+    public func predictTarget(now: MonotonicInstant) -> MonotonicInstant {
+        let p = period
+        guard let latest else { return now + p }
+        var target = latest + p * depth
+        if target <= now {
+            let behind = (now - target).value / p.value + 1
+            target = target + Nanoseconds(behind &* p.value)
+        }
+        return target
+    }
+
+    /// The latest presentation at or before `now` that the rhythm implies (for sources that
+    /// must report a timestamp when no new presentation arrived).
+    public func extrapolatedPresentation(now: MonotonicInstant) -> MonotonicInstant? {
+        guard let latest else { return nil }
+        let p = period.value
+        guard p > 0, now > latest else { return latest }
+        return latest + Nanoseconds(((now - latest).value / p) * p)
+    }
+}
+
+/// The last 31 values, with an allocation-free median.
+struct FixedRing: Sendable {
+    static let capacity = 31
+    private var values: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                         Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                         Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                         Int64, Int64, Int64, Int64, Int64, Int64, Int64)
+        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private(set) var count = 0
+    private var next = 0
+    private(set) var median: Int64 = 0
+
+    mutating func append(_ value: Int64) {
+        withUnsafeMutableBytes(of: &values) { raw in
+            let slots = raw.bindMemory(to: Int64.self)
+            slots[next] = value
+        }
+        next = (next + 1) % FixedRing.capacity
+        count = min(count + 1, FixedRing.capacity)
+        median = computeMedian()
+    }
+
+    private func computeMedian() -> Int64 {
+        var scratch = values
+        let n = count
+        return withUnsafeMutableBytes(of: &scratch) { raw -> Int64 in
+            let a = raw.bindMemory(to: Int64.self)
+            // Insertion sort of the first n slots (n ≤ 31).
+            if n > 1 {
+                for i in 1..<n {
+                    let v = a[i]
+                    var j = i - 1
+                    while j >= 0 && a[j] > v { a[j + 1] = a[j]; j -= 1 }
+                    a[j + 1] = v
+                }
+            }
+            return n == 0 ? 0 : (n % 2 == 1 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+internal import CEGL
+
+/// An initialised EGL display with a chosen config and a GLES context: what every backend
+/// (Wayland window, GBM surface, offscreen tests) renders through.
+///
+/// Not thread-safe; use it on the thread that renders (the main actor in this project).
+public final class EGLDisplayContext {
+    public let platform: EGLPlatform
+    /// The GLES version of the context: 3 when available, else 2.
+    public private(set) var glesMajorVersion: Int32 = 0
+    /// Whether `eglSwapBuffersWithDamage{KHR,EXT}` can be used.
+    public let supportsSwapWithDamage: Bool
+    public let vendor: String
+    public let extensions: String
+
+    let display: EGLDisplay
+    let config: EGLConfig
+    let context: EGLContext
+    let swapWithDamage: PFNEGLSWAPBUFFERSWITHDAMAGEKHRPROC?
+
+    /// - Parameters:
+    ///   - nativeVisualID: for GBM, the `GBM_FORMAT_*` the config must scan out as.
+    ///   - alpha: whether the surface keeps an alpha channel (window surfaces on Wayland do not
+    ///     need one: the compositor then treats them as opaque, which is cheaper).
+    public init(platform: EGLPlatform, nativeVisualID: Int32? = nil, alpha: Bool = false) throws(EGLError) {
+        self.platform = platform
+        let platformEnum: EGLenum
+        let native: UnsafeMutableRawPointer?
+        switch platform {
+        case .wayland(let display):
+            platformEnum = EGLenum(EGL_PLATFORM_WAYLAND_KHR); native = UnsafeMutableRawPointer(display)
+        case .gbm(let device):
+            platformEnum = EGLenum(EGL_PLATFORM_GBM_KHR); native = UnsafeMutableRawPointer(device)
+        case .surfaceless:
+            platformEnum = EGLenum(EGL_PLATFORM_SURFACELESS_MESA); native = nil
+        }
+        guard let display = eglGetPlatformDisplay(platformEnum, native, nil) else {
+            throw EGLError.last("eglGetPlatformDisplay(\(platform))",
+                                hint: "Is Mesa's EGL installed (apt-get install libegl-mesa0 libgl1-mesa-dri)?")
+        }
+        var major: EGLint = 0, minor: EGLint = 0
+        guard eglInitialize(display, &major, &minor) == EGL_TRUE else {
+            throw EGLError.last("eglInitialize", hint: "No EGL driver could open this display.")
+        }
+        guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGL_TRUE else {
+            eglTerminate(display)
+            throw EGLError.last("eglBindAPI(EGL_OPENGL_ES_API)")
+        }
+        self.display = display
+        let extensions = eglQueryString(display, EGL_EXTENSIONS).map { String(cString: $0) } ?? ""
+        self.extensions = extensions
+        self.vendor = eglQueryString(display, EGL_VENDOR).map { String(cString: $0) } ?? "unknown"
+
+        let surfaceBit: EGLint
+        switch platform {
+        case .surfaceless: surfaceBit = EGL_PBUFFER_BIT
+        default: surfaceBit = EGL_WINDOW_BIT
+        }
+        guard let config = EGLDisplayContext.chooseConfig(display, surfaceBit: surfaceBit, alpha: alpha,
+                                                          nativeVisualID: nativeVisualID) else {
+            eglTerminate(display)
+            throw EGLError(operation: "eglChooseConfig", code: eglGetError(),
+                           hint: "No RGB888 GLES config" + (nativeVisualID.map { " with native visual \($0)" } ?? ""))
+        }
+        self.config = config
+
+        var context: EGLContext?
+        for version: EGLint in [3, 2] {
+            let attributes: [EGLint] = [EGL_CONTEXT_MAJOR_VERSION, version, EGL_NONE]
+            context = eglCreateContext(display, config, nil, attributes)
+            if context != nil {
+                glesMajorVersion = version
+                break
+            }
+        }
+        guard let context else {
+            eglTerminate(display)
+            throw EGLError.last("eglCreateContext (GLES 3 or 2)")
+        }
+        self.context = context
+
+        let words = extensions.split(separator: " ")
+        var proc: UnsafeMutableRawPointer?
+        for name in ["eglSwapBuffersWithDamageKHR", "eglSwapBuffersWithDamageEXT"] {
+            let ext = name.hasSuffix("KHR") ? "EGL_KHR_swap_buffers_with_damage" : "EGL_EXT_swap_buffers_with_damage"
+            if words.contains(Substring(ext)), let p = eglGetProcAddress(name) {
+                proc = unsafeBitCast(p, to: UnsafeMutableRawPointer.self)
+                break
+            }
+        }
+        swapWithDamage = proc.map { unsafeBitCast($0, to: PFNEGLSWAPBUFFERSWITHDAMAGEKHRPROC.self) }
+        supportsSwapWithDamage = swapWithDamage != nil
+    }
+
+    deinit {
+        eglMakeCurrent(display, nil, nil, nil)
+        eglDestroyContext(display, context)
+        eglTerminate(display)
+    }
+
+    /// Makes the context current with no surface (surfaceless rendering into FBOs).
+    public func makeCurrentWithoutSurface() throws(EGLError) {
+        guard eglMakeCurrent(display, nil, nil, context) == EGL_TRUE else {
+            throw EGLError.last("eglMakeCurrent(no surface)", hint: "EGL_KHR_surfaceless_context is needed")
+        }
+    }
+
+    private static func chooseConfig(_ display: EGLDisplay, surfaceBit: EGLint, alpha: Bool,
+                                     nativeVisualID: Int32?) -> EGLConfig? {
+        let attributes: [EGLint] = [
+            EGL_SURFACE_TYPE, surfaceBit,
+            EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_ALPHA_SIZE, alpha ? 8 : 0,
+            EGL_RENDERABLE_TYPE, EGL_OPENGL_ES2_BIT,
+            EGL_NONE,
+        ]
+        var count: EGLint = 0
+        guard eglChooseConfig(display, attributes, nil, 0, &count) == EGL_TRUE, count > 0 else { return nil }
+        var configs = [EGLConfig?](repeating: nil, count: Int(count))
+        guard eglChooseConfig(display, attributes, &configs, count, &count) == EGL_TRUE else { return nil }
+        for case let config? in configs.prefix(Int(count)) {
+            var value: EGLint = 0
+            if let visual = nativeVisualID {
+                eglGetConfigAttrib(display, config, EGL_NATIVE_VISUAL_ID, &value)
+                if value != visual { continue }
+            }
+            // Prefer exact 8-bit channels (no 10-bit configs) and the alpha asked for.
+            eglGetConfigAttrib(display, config, EGL_RED_SIZE, &value)
+            guard value == 8 else { continue }
+            eglGetConfigAttrib(display, config, EGL_ALPHA_SIZE, &value)
+            guard (value > 0) == alpha else { continue }
+            return config
+        }
+        return nativeVisualID == nil ? configs.first ?? nil : nil
+    }
+}

@@ -1,0 +1,82 @@
+internal import CEGL
+
+/// An EGL window surface on a native window (`wl_egl_window *`, `gbm_surface *`), or a pbuffer.
+public final class EGLWindowSurface {
+    public let owner: EGLDisplayContext
+    let surface: EGLSurface
+    private var rects: [EGLint]
+
+    /// A window surface on a native window pointer.
+    public init(context: EGLDisplayContext, nativeWindow: UnsafeMutableRawPointer) throws(EGLError) {
+        guard let surface = eglCreatePlatformWindowSurface(context.display, context.config, nativeWindow, nil) else {
+            throw EGLError.last("eglCreatePlatformWindowSurface")
+        }
+        self.owner = context
+        self.surface = surface
+        rects = []
+        rects.reserveCapacity(4 * 16)
+    }
+
+    /// An offscreen pbuffer surface (surfaceless platform).
+    public init(context: EGLDisplayContext, pbufferWidth width: Int32, height: Int32) throws(EGLError) {
+        let attributes: [EGLint] = [EGL_WIDTH, width, EGL_HEIGHT, height, EGL_NONE]
+        guard let surface = eglCreatePbufferSurface(context.display, context.config, attributes) else {
+            throw EGLError.last("eglCreatePbufferSurface(\(width)×\(height))")
+        }
+        self.owner = context
+        self.surface = surface
+        rects = []
+    }
+
+    deinit {
+        if eglGetCurrentSurface(EGL_DRAW) == surface {
+            eglMakeCurrent(owner.display, nil, nil, nil)
+        }
+        eglDestroySurface(owner.display, surface)
+    }
+
+    /// Makes the context current on this surface and sets the swap interval: 0 means "never block
+    /// in swap": the frame source, not the swap, paces rendering.
+    public func makeCurrent(swapInterval: Int32 = 0) throws(EGLError) {
+        guard eglMakeCurrent(owner.display, surface, surface, owner.context) == EGL_TRUE else {
+            throw EGLError.last("eglMakeCurrent")
+        }
+        guard eglSwapInterval(owner.display, swapInterval) == EGL_TRUE else {
+            throw EGLError.last("eglSwapInterval(\(swapInterval))")
+        }
+    }
+
+    /// Presents the back buffer with one damage rectangle (nil: everything). Allocation-free.
+    public func swapBuffers(damage: PixelRect?, surfaceHeight: Int32) throws(EGLError) {
+        if let damage, !damage.isEmpty, let swapWithDamage = owner.swapWithDamage {
+            var rect: (EGLint, EGLint, EGLint, EGLint) = (damage.x, surfaceHeight - damage.y - damage.height,
+                                                          damage.width, damage.height)
+            let ok = withUnsafeMutableBytes(of: &rect) { raw in
+                swapWithDamage(owner.display, surface, raw.baseAddress!.assumingMemoryBound(to: EGLint.self), 1)
+            }
+            guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffersWithDamage") }
+            return
+        }
+        guard eglSwapBuffers(owner.display, surface) == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
+    }
+
+    /// Presents the back buffer. `damage` (surface pixels, top-left origin) tells the compositor
+    /// what changed; empty means "everything". Falls back to a plain swap when the extension is
+    /// missing.
+    public func swapBuffers(damage: [PixelRect] = [], surfaceHeight: Int32) throws(EGLError) {
+        if let swapWithDamage = owner.swapWithDamage, !damage.isEmpty {
+            rects.removeAll(keepingCapacity: true)
+            for r in damage where !r.isEmpty {
+                // EGL damage has a bottom-left origin.
+                rects.append(r.x); rects.append(surfaceHeight - r.y - r.height)
+                rects.append(r.width); rects.append(r.height)
+            }
+            let ok = rects.withUnsafeMutableBufferPointer { buffer in
+                swapWithDamage(owner.display, surface, buffer.baseAddress, EGLint(buffer.count / 4))
+            }
+            guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffersWithDamage") }
+            return
+        }
+        guard eglSwapBuffers(owner.display, surface) == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
+    }
+}

@@ -1,0 +1,325 @@
+import DisplayLinkCore
+import Dispatch
+import Glibc
+internal import CWayland
+internal import CWaylandClient
+
+/// A connection to a Wayland compositor: the globals it offers, and the event loop that reads
+/// its socket on the main dispatch queue.
+///
+/// The loop is the standard `prepare_read` / `read_events` / `dispatch_pending` sequence run by a
+/// read source on the display's fd (no polling thread, no busy wait), with flushes that wait for
+/// the socket to become writable on `EAGAIN`. When the compositor goes away or kills the
+/// connection, ``error`` is set, ``onError`` runs, and every later request is dropped.
+@MainActor
+public final class WaylandConnection {
+    public struct Options: Sendable {
+        /// Bind `wp_presentation` when offered (turn off to test the frame-callback fallback).
+        public var bindPresentationTime = true
+        public init(bindPresentationTime: Bool = true) {
+            self.bindPresentationTime = bindPresentationTime
+        }
+    }
+
+    /// The socket name connected to (`WAYLAND_DISPLAY`, or `wayland-0`).
+    public let socketName: String
+    /// Every global the compositor advertised.
+    public private(set) var globals: [WaylandGlobal] = []
+    /// The clock of `wp_presentation` times, once the compositor said (nil without it).
+    public private(set) var presentationClock: ClockDomain?
+    /// Set once the connection failed; nothing works after that.
+    public private(set) var error: WaylandError?
+    /// Called once, on the main actor, when the connection fails.
+    public var onError: ((WaylandError) -> Void)?
+    /// How many times the socket woke the loop (for tests: a paused link must cost none).
+    public private(set) var wakeupCount = 0
+    /// The name of the compositor's process, from the socket's peer credentials (e.g. "weston").
+    public private(set) var compositorName: String?
+
+    let display: OpaquePointer
+    private(set) var registry: OpaquePointer?
+    private(set) var compositor: OpaquePointer?
+    private(set) var wmBase: OpaquePointer?
+    private(set) var presentation: OpaquePointer?
+    private(set) var outputs: [WaylandOutput] = []
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var afterDispatchHandlers: [() -> Void] = []
+    private var errorHandlers: [(WaylandError) -> Void] = []
+    private let options: Options
+
+    /// Connects to the compositor named by `socket` (default: `WAYLAND_SOCKET`/`WAYLAND_DISPLAY`),
+    /// binds its globals and starts reading events on the main queue.
+    public init(socket: String? = nil, options: Options = Options()) throws(WaylandError) {
+        self.options = options
+        let name = socket ?? getenv("WAYLAND_DISPLAY").map { String(cString: $0) } ?? "wayland-0"
+        socketName = name
+        errno = 0
+        guard let display = wl_display_connect(socket) else {
+            throw .cannotConnect(socket: name, errno: errno)
+        }
+        self.display = display
+        compositorName = WaylandConnection.peerProcessName(fd: wl_display_get_fd(display))
+
+        registry = wl_display_get_registry(display)
+        wl_registry_add_listener(registry, WaylandListeners.registry, Unmanaged.passUnretained(self).toOpaque())
+        guard wl_display_roundtrip(display) >= 0 else {
+            let failure = readFailure()
+            teardown()
+            throw failure
+        }
+        let missing = WaylandGlobals.missing(from: globals)
+        guard missing.isEmpty else {
+            teardown()
+            throw .missingGlobals(missing)
+        }
+        bindGlobals()
+        // A second roundtrip delivers the events of the objects just bound (clock id, outputs).
+        guard wl_display_roundtrip(display) >= 0 else {
+            let failure = readFailure()
+            teardown()
+            throw failure
+        }
+        startEventLoop()
+    }
+
+    isolated deinit {
+        teardown()
+    }
+
+    /// Whether `wp_presentation` is bound.
+    public var hasPresentationTime: Bool { presentation != nil }
+
+    // MARK: Globals
+
+    fileprivate func globalAdded(name: UInt32, interface: String, version: UInt32) {
+        globals.append(WaylandGlobal(name: name, interface: interface, version: version))
+        // Outputs can come and go at any time; bind them as they appear once we are running.
+        if interface == "wl_output", registry != nil, compositor != nil {
+            bindOutput(name: name, version: version)
+        }
+    }
+
+    fileprivate func globalRemoved(name: UInt32) {
+        globals.removeAll { $0.name == name }
+        if let index = outputs.firstIndex(where: { $0.globalName == name }) {
+            outputs[index].destroy()
+            outputs.remove(at: index)
+        }
+    }
+
+    private func bindGlobals() {
+        guard let registry else { return }
+        for global in globals {
+            switch global.interface {
+            case "wl_compositor":
+                compositor = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_compositor_interface(),
+                    WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.compositorVersion)))
+            case "xdg_wm_base":
+                wmBase = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_xdg_wm_base_interface(),
+                    WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.wmBaseVersion)))
+                xdg_wm_base_add_listener(wmBase, WaylandListeners.wmBase, nil)
+            case "wp_presentation" where options.bindPresentationTime:
+                presentation = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_presentation_interface(),
+                    WaylandGlobals.presentationVersion))
+                wp_presentation_add_listener(presentation, WaylandListeners.presentation,
+                                             Unmanaged.passUnretained(self).toOpaque())
+            default:
+                break
+            }
+        }
+        for global in globals where global.interface == "wl_output" {
+            bindOutput(name: global.name, version: global.version)
+        }
+    }
+
+    private func bindOutput(name: UInt32, version: UInt32) {
+        guard let registry else { return }
+        let proxy = OpaquePointer(cwl_registry_bind(registry, name, cwl_output_interface(),
+            WaylandGlobals.negotiated(version, ours: WaylandGlobals.outputVersion)))
+        outputs.append(WaylandOutput(proxy: proxy!, globalName: name))
+    }
+
+    fileprivate func presentationClockChanged(_ id: UInt32) {
+        presentationClock = ClockDomain(clockID: id)
+    }
+
+    func output(for proxy: OpaquePointer?) -> WaylandOutput? {
+        outputs.first { $0.proxy == proxy }
+    }
+
+    // MARK: Event loop
+
+    /// Runs `handler` after each batch of events is dispatched (frame sources deliver refreshes
+    /// there, once the batch's presentation feedback has been read too).
+    func addAfterDispatchHandler(_ handler: @escaping () -> Void) {
+        afterDispatchHandlers.append(handler)
+    }
+
+    func addErrorHandler(_ handler: @escaping (WaylandError) -> Void) {
+        errorHandlers.append(handler)
+    }
+
+    private func startEventLoop() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: wl_display_get_fd(display), queue: .main)
+        source.setEventHandler { [weak self] in
+            MainActor.assumeIsolated { self?.socketReadable() }
+        }
+        readSource = source
+        source.resume()
+    }
+
+    private func socketReadable() {
+        guard error == nil else { return }
+        wakeupCount += 1
+        while wl_display_prepare_read(display) != 0 {
+            guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
+        }
+        // Flush what we queued before reading, as the protocol asks.
+        _ = wl_display_flush(display)
+        guard wl_display_read_events(display) >= 0 else { return fail() }
+        dispatchPending()
+    }
+
+    /// Dispatches events already read (also those EGL read while swapping), runs the
+    /// after-dispatch handlers, and flushes.
+    func dispatchPending() {
+        guard error == nil else { return }
+        guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
+        for handler in afterDispatchHandlers { handler() }
+        flush()
+    }
+
+    /// Sends queued requests; on `EAGAIN` waits for the socket to drain.
+    func flush() {
+        guard error == nil else { return }
+        if wl_display_flush(display) < 0 {
+            if errno == EAGAIN {
+                armWriteSource()
+            } else {
+                fail()
+            }
+        }
+    }
+
+    private func armWriteSource() {
+        guard writeSource == nil else { return }
+        let source = DispatchSource.makeWriteSource(fileDescriptor: wl_display_get_fd(display), queue: .main)
+        source.setEventHandler { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self else { return }
+                self.writeSource?.cancel()
+                self.writeSource = nil
+                self.flush()
+            }
+        }
+        writeSource = source
+        source.resume()
+    }
+
+    private func readFailure() -> WaylandError {
+        let code = wl_display_get_error(display)
+        if code == EPROTO {
+            var interface: UnsafePointer<CChar>?
+            var objectID: UInt32 = 0
+            let protocolCode = cwl_protocol_error(display, &interface, &objectID)
+            return .protocolError(interface: interface.map { String(cString: $0) } ?? "unknown",
+                                  objectID: objectID, code: protocolCode)
+        }
+        return .connectionLost(errno: code != 0 ? code : errno)
+    }
+
+    private func fail() {
+        guard error == nil else { return }
+        let failure = readFailure()
+        error = failure
+        readSource?.cancel()
+        writeSource?.cancel()
+        writeSource = nil
+        for handler in errorHandlers { handler(failure) }
+        onError?(failure)
+    }
+
+    /// Reports a failure found outside the loop (e.g. a request made on a dead connection).
+    func checkForFailure() {
+        if error == nil && wl_display_get_error(display) != 0 { fail() }
+    }
+
+    // MARK: Teardown
+
+    private func teardown() {
+        for output in outputs { output.destroy() }
+        outputs.removeAll()
+        if let presentation { wp_presentation_destroy(presentation) }
+        if let wmBase { xdg_wm_base_destroy(wmBase) }
+        if let compositor { wl_compositor_destroy(compositor) }
+        if let registry { wl_registry_destroy(registry) }
+        presentation = nil; wmBase = nil; compositor = nil; registry = nil
+        writeSource?.cancel()
+        writeSource = nil
+        let display = self.display
+        if let readSource {
+            // The fd belongs to the display: close it only once the read source has let go.
+            nonisolated(unsafe) let display = display
+            readSource.setCancelHandler { wl_display_disconnect(display) }
+            readSource.cancel()
+            self.readSource = nil
+        } else {
+            wl_display_disconnect(display)
+        }
+    }
+
+    private static func peerProcessName(fd: Int32) -> String? {
+        let pid = cwl_socket_peer_pid(fd)
+        guard pid > 0, let file = fopen("/proc/\(pid)/comm", "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        while bytes.count < 64 {
+            let c = fgetc(file)
+            if c == EOF || c == 10 { break }
+            bytes.append(UInt8(truncatingIfNeeded: c))
+        }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+    }
+
+    // MARK: Listener trampolines
+
+    nonisolated static func from(_ data: UnsafeMutableRawPointer?) -> WaylandConnection {
+        Unmanaged<WaylandConnection>.fromOpaque(data!).takeUnretainedValue()
+    }
+}
+
+/// Listener tables: one static, never-freed table per interface, so every proxy's listener
+/// outlives it. Every slot is filled, for every event of the versions bound.
+enum WaylandListeners {
+    nonisolated(unsafe) static let registry: UnsafeMutablePointer<wl_registry_listener> = make(wl_registry_listener(
+        global: { data, _, name, interface, version in
+            let interfaceName = interface.map { String(cString: $0) } ?? ""
+            let object = WaylandConnection.from(data)
+                MainActor.assumeIsolated {
+                object.globalAdded(name: name, interface: interfaceName, version: version)
+            }
+        },
+        global_remove: { data, _, name in
+            let object = WaylandConnection.from(data)
+            MainActor.assumeIsolated { object.globalRemoved(name: name) }
+        }
+    ))
+
+    nonisolated(unsafe) static let wmBase: UnsafeMutablePointer<xdg_wm_base_listener> = make(xdg_wm_base_listener(
+        ping: { _, base, serial in xdg_wm_base_pong(base, serial) }
+    ))
+
+    nonisolated(unsafe) static let presentation: UnsafeMutablePointer<wp_presentation_listener> = make(wp_presentation_listener(
+        clock_id: { data, _, clockID in
+            let object = WaylandConnection.from(data)
+            MainActor.assumeIsolated { object.presentationClockChanged(clockID) }
+        }
+    ))
+
+    static func make<T>(_ value: T) -> UnsafeMutablePointer<T> {
+        let pointer = UnsafeMutablePointer<T>.allocate(capacity: 1)
+        pointer.initialize(to: value)
+        return pointer
+    }
+}

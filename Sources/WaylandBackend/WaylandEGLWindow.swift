@@ -1,0 +1,65 @@
+import DisplayLinkCore
+import EGLGraphics
+internal import CWaylandClient
+internal import CWaylandEGL
+
+/// A GLES drawing surface on a Wayland window: a `wl_egl_window` with an EGL window surface,
+/// swap interval 0 (the frame source paces, never the swap), resize, and swap with damage.
+@MainActor
+public final class WaylandEGLWindow {
+    public let window: WaylandWindow
+    public let context: EGLDisplayContext
+    public let surface: EGLWindowSurface
+    /// The frame source to tell about commits, so it skips its empty commit.
+    public weak var frameSource: WaylandFrameSource?
+    public private(set) var width: Int32
+    public private(set) var height: Int32
+
+    private let eglWindow: OpaquePointer
+
+    /// Creates the EGL display for the window's connection (or uses `context` when given).
+    public init(window: WaylandWindow, context: EGLDisplayContext? = nil) throws(WaylandError) {
+        self.window = window
+        width = window.width
+        height = window.height
+        if let context {
+            self.context = context
+        } else {
+            do {
+                self.context = try EGLDisplayContext(platform: .wayland(display: window.connection.display))
+            } catch {
+                throw .egl(error.description)
+            }
+        }
+        guard let eglWindow = wl_egl_window_create(window.surface, window.width, window.height) else {
+            throw .egl("wl_egl_window_create(\(window.width)×\(window.height)) failed")
+        }
+        self.eglWindow = eglWindow
+        do {
+            surface = try EGLWindowSurface(context: self.context, nativeWindow: UnsafeMutableRawPointer(eglWindow))
+            try surface.makeCurrent(swapInterval: 0)
+        } catch {
+            wl_egl_window_destroy(eglWindow)
+            throw .egl(error.description)
+        }
+    }
+
+    isolated deinit {
+        wl_egl_window_destroy(eglWindow)
+    }
+
+    /// Resizes the buffers; takes effect at the next swap.
+    public func resize(width: Int32, height: Int32) {
+        guard width > 0, height > 0, width != self.width || height != self.height else { return }
+        self.width = width
+        self.height = height
+        wl_egl_window_resize(eglWindow, width, height, 0, 0)
+    }
+
+    /// Presents the frame: swaps (committing the surface with the frame source's pending frame
+    /// request and feedback) with `damage` as the changed region (nil: everything).
+    public func swapBuffers(damage: PixelRect? = nil) throws(EGLError) {
+        try surface.swapBuffers(damage: damage, surfaceHeight: height)
+        frameSource?.noteCommit()
+    }
+}

@@ -1,0 +1,50 @@
+import EGLGraphics
+
+/// Everything the Wayland backend can fail with, worded so a person can act on it.
+public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// No compositor at the socket.
+    case cannotConnect(socket: String, errno: Int32)
+    /// The compositor lacks globals this backend cannot work without.
+    case missingGlobals([String])
+    /// The compositor closed the connection (it exited or crashed).
+    case connectionLost(errno: Int32)
+    /// The compositor killed the connection for a protocol error.
+    case protocolError(interface: String, objectID: UInt32, code: UInt32)
+    /// The surface never got its first configure.
+    case notConfigured
+    /// EGL refused something.
+    case egl(String)
+
+    public var description: String {
+        switch self {
+        case .cannotConnect(let socket, let errno):
+            "Cannot connect to the Wayland compositor at '\(socket)' (\(errnoName(errno))). "
+                + "Is a compositor running? Check WAYLAND_DISPLAY and XDG_RUNTIME_DIR, or use --headless to start a private weston."
+        case .missingGlobals(let names):
+            "The Wayland compositor does not offer \(names.joined(separator: ", ")), which this program needs."
+        case .connectionLost(let errno):
+            "The Wayland compositor went away (\(errnoName(errno))): the connection is closed."
+        case .protocolError(let interface, let id, let code):
+            "The Wayland compositor reported protocol error \(code) on \(interface)@\(id) and closed the connection."
+        case .notConfigured:
+            "The compositor never configured the window (no xdg_surface.configure after the first commit)."
+        case .egl(let message):
+            message
+        }
+    }
+}
+
+func errnoName(_ code: Int32) -> String {
+    switch code {
+    case 0: "no error code"
+    case 1: "EPERM"
+    case 2: "ENOENT: no such socket"
+    case 11: "EAGAIN"
+    case 13: "EACCES: permission denied"
+    case 32: "EPIPE: broken pipe"
+    case 71: "EPROTO: protocol error"
+    case 104: "ECONNRESET: connection reset"
+    case 111: "ECONNREFUSED: connection refused"
+    default: "errno \(code)"
+    }
+}

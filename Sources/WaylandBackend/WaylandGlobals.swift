@@ -1,0 +1,27 @@
+/// A global the compositor advertised.
+public struct WaylandGlobal: Sendable, Hashable {
+    public var name: UInt32
+    public var interface: String
+    public var version: UInt32
+}
+
+/// Which globals the backend binds, at which versions.
+enum WaylandGlobals {
+    /// Needed for a window: without them there is nothing to do.
+    static let required = ["wl_compositor", "xdg_wm_base"]
+
+    /// The required interfaces missing from an advertisement, in a stable order.
+    static func missing(from advertised: [WaylandGlobal]) -> [String] {
+        required.filter { name in !advertised.contains { $0.interface == name } }
+    }
+
+    /// The version to bind: the highest both sides speak.
+    static func negotiated(_ advertised: UInt32, ours: UInt32) -> UInt32 { min(advertised, ours) }
+
+    // The highest versions whose events this backend has listeners for.
+    static let compositorVersion: UInt32 = 4      // wl_surface.damage_buffer
+    static let wmBaseVersion: UInt32 = 5          // xdg_toplevel configure_bounds, wm_capabilities
+    static let presentationVersion: UInt32 = 1
+    static let outputVersion: UInt32 = 4          // wl_output.name / description
+    static let seatVersion: UInt32 = 5
+}

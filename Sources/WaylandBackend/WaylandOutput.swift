@@ -1,0 +1,69 @@
+import DisplayLinkCore
+internal import CWayland
+internal import CWaylandClient
+
+/// A `wl_output` the compositor advertised, with what it said about itself.
+@MainActor
+public final class WaylandOutput {
+    public private(set) var name: String?
+    public private(set) var outputDescription: String?
+    public private(set) var width: Int32 = 0
+    public private(set) var height: Int32 = 0
+    /// The current mode's refresh in mHz (0 when unknown).
+    public private(set) var refreshMilliHertz: Int32 = 0
+    public private(set) var scale: Int32 = 1
+
+    let proxy: OpaquePointer
+    let globalName: UInt32
+
+    init(proxy: OpaquePointer, globalName: UInt32) {
+        self.proxy = proxy
+        self.globalName = globalName
+        wl_output_add_listener(proxy, WaylandOutput.listener, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// The refresh period the output advertises, if any.
+    public var advertisedPeriod: Nanoseconds? {
+        refreshMilliHertz > 0 ? Nanoseconds(1_000_000_000_000 / Int64(refreshMilliHertz)) : nil
+    }
+
+    func destroy() {
+        if wl_output_get_version(proxy) >= 3 {
+            wl_output_release(proxy)
+        } else {
+            wl_output_destroy(proxy)
+        }
+    }
+
+    private nonisolated static func from(_ data: UnsafeMutableRawPointer?) -> WaylandOutput {
+        Unmanaged<WaylandOutput>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    private nonisolated(unsafe) static let listener = WaylandListeners.make(wl_output_listener(
+        geometry: { _, _, _, _, _, _, _, _, _, _ in },
+        mode: { data, _, flags, width, height, refresh in
+            guard flags & WL_OUTPUT_MODE_CURRENT.rawValue != 0 else { return }
+            let output = WaylandOutput.from(data)
+                MainActor.assumeIsolated {
+                output.width = width
+                output.height = height
+                output.refreshMilliHertz = refresh
+            }
+        },
+        done: { _, _ in },
+        scale: { data, _, factor in
+            let object = WaylandOutput.from(data)
+            MainActor.assumeIsolated { object.scale = factor }
+        },
+        name: { data, _, name in
+            let text = name.map { String(cString: $0) }
+            let object = WaylandOutput.from(data)
+            MainActor.assumeIsolated { object.name = text }
+        },
+        description: { data, _, description in
+            let text = description.map { String(cString: $0) }
+            let object = WaylandOutput.from(data)
+            MainActor.assumeIsolated { object.outputDescription = text }
+        }
+    ))
+}

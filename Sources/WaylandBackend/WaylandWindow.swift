@@ -1,0 +1,141 @@
+import DisplayLinkCore
+internal import CWayland
+internal import CWaylandClient
+
+/// An xdg toplevel window: a `wl_surface` with its xdg role, configure/ack handling, resize and
+/// close requests, and the outputs it is on.
+@MainActor
+public final class WaylandWindow {
+    public let connection: WaylandConnection
+    /// The size the compositor asked for (or the default one), in surface pixels.
+    public private(set) var width: Int32
+    public private(set) var height: Int32
+    /// Whether the compositor asked the window to close.
+    public private(set) var closeRequested = false
+    /// Called when the compositor configures a new size.
+    public var onResize: ((Int32, Int32) -> Void)?
+    /// Called when the compositor asks to close the window (the user closed it).
+    public var onClose: (() -> Void)?
+    /// The outputs the surface is on (wl_surface.enter / leave).
+    public private(set) var outputs: [WaylandOutput] = []
+
+    let surface: OpaquePointer
+    private let xdgSurface: OpaquePointer
+    private let toplevel: OpaquePointer
+    private var configured = false
+    private var pendingWidth: Int32 = 0
+    private var pendingHeight: Int32 = 0
+    private var destroyed = false
+
+    /// Creates the window and waits (a few roundtrips at most) for its first configure.
+    public init(connection: WaylandConnection, title: String, appID: String,
+                width: Int32, height: Int32) throws(WaylandError) {
+        if let error = connection.error { throw error }
+        guard let compositor = connection.compositor, let wmBase = connection.wmBase else {
+            throw .missingGlobals(WaylandGlobals.required)
+        }
+        self.connection = connection
+        self.width = width
+        self.height = height
+        surface = wl_compositor_create_surface(compositor)
+        xdgSurface = xdg_wm_base_get_xdg_surface(wmBase, surface)
+        toplevel = xdg_surface_get_toplevel(xdgSurface)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        wl_surface_add_listener(surface, WaylandWindow.surfaceListener, me)
+        xdg_surface_add_listener(xdgSurface, WaylandWindow.xdgSurfaceListener, me)
+        xdg_toplevel_add_listener(toplevel, WaylandWindow.toplevelListener, me)
+        xdg_toplevel_set_title(toplevel, title)
+        xdg_toplevel_set_app_id(toplevel, appID)
+        wl_surface_commit(surface)
+        var roundtrips = 0
+        while !configured && roundtrips < 5 {
+            guard wl_display_roundtrip(connection.display) >= 0 else {
+                connection.checkForFailure()
+                throw connection.error ?? .connectionLost(errno: 0)
+            }
+            roundtrips += 1
+        }
+        guard configured else {
+            destroy()
+            throw .notConfigured
+        }
+    }
+
+    isolated deinit {
+        destroy()
+    }
+
+    /// The `wl_surface *`, for `wl_egl_window_create` and the like.
+    public var surfaceHandle: OpaquePointer { surface }
+
+    /// Destroys the window's objects. Idempotent.
+    public func destroy() {
+        guard !destroyed else { return }
+        destroyed = true
+        xdg_toplevel_destroy(toplevel)
+        xdg_surface_destroy(xdgSurface)
+        wl_surface_destroy(surface)
+        connection.flush()
+    }
+
+    // MARK: Events
+
+    private func configure(serial: UInt32) {
+        xdg_surface_ack_configure(xdgSurface, serial)
+        configured = true
+        if pendingWidth > 0 && pendingHeight > 0 && (pendingWidth != width || pendingHeight != height) {
+            width = pendingWidth
+            height = pendingHeight
+            onResize?(width, height)
+        }
+    }
+
+    private nonisolated static func from(_ data: UnsafeMutableRawPointer?) -> WaylandWindow {
+        Unmanaged<WaylandWindow>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    private nonisolated(unsafe) static let surfaceListener = WaylandListeners.make(wl_surface_listener(
+        enter: { data, _, output in
+            nonisolated(unsafe) let output = output
+            let window = WaylandWindow.from(data)
+                MainActor.assumeIsolated {
+                if let found = window.connection.output(for: output), !window.outputs.contains(where: { $0 === found }) {
+                    window.outputs.append(found)
+                }
+            }
+        },
+        leave: { data, _, output in
+            nonisolated(unsafe) let output = output
+            let window = WaylandWindow.from(data)
+                MainActor.assumeIsolated {
+                window.outputs.removeAll { $0.proxy == output }
+            }
+        }
+    ))
+
+    private nonisolated(unsafe) static let xdgSurfaceListener = WaylandListeners.make(xdg_surface_listener(
+        configure: { data, _, serial in
+            let object = WaylandWindow.from(data)
+            MainActor.assumeIsolated { object.configure(serial: serial) }
+        }
+    ))
+
+    private nonisolated(unsafe) static let toplevelListener = WaylandListeners.make(xdg_toplevel_listener(
+        configure: { data, _, width, height, _ in
+            let window = WaylandWindow.from(data)
+                MainActor.assumeIsolated {
+                window.pendingWidth = width
+                window.pendingHeight = height
+            }
+        },
+        close: { data, _ in
+            let window = WaylandWindow.from(data)
+                MainActor.assumeIsolated {
+                window.closeRequested = true
+                window.onClose?()
+            }
+        },
+        configure_bounds: { _, _, _, _ in },
+        wm_capabilities: { _, _, _ in }
+    ))
+}

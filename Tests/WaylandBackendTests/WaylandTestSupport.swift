@@ -1,0 +1,75 @@
+import DisplayLinkCore
+import EGLGraphics
+import GLESRenderer
+import WaylandBackend
+
+/// Waits on the main actor (letting the main queue run the Wayland loop) until `condition` holds
+/// or `limit` passes; the limit only guards against hangs, it is not a timing assertion.
+@MainActor
+func wait(upTo limit: Duration = .seconds(20), until condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + limit
+    while !condition() {
+        if clock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return true
+}
+
+/// Sleeps on the main actor while the main queue runs.
+@MainActor
+func idle(_ duration: Duration) async {
+    try? await Task.sleep(for: duration)
+}
+
+/// A window on a private weston with a link that draws a quad moving by deltaTime, and that
+/// records every callback and every presentation feedback.
+@MainActor
+final class PacedClient {
+    let connection: WaylandConnection
+    let window: WaylandWindow
+    let egl: WaylandEGLWindow
+    let source: WaylandFrameSource
+    var link: DisplayLink?
+    var frames: [DisplayFrame] = []
+    var feedback: [PresentationFeedback] = []
+    var draws = true
+    var x = 0.0
+    var painter = ScissorPainter()
+    var swapError: EGLError?
+
+    init(weston: HeadlessWeston, presentation: Bool = true, size: Int32 = 250,
+         configuration: WaylandFrameSource.Configuration = .init()) throws {
+        connection = try WaylandConnection(socket: weston.socketPath,
+                                           options: .init(bindPresentationTime: presentation))
+        window = try WaylandWindow(connection: connection, title: "test", appID: "displaylink.test",
+                                   width: size, height: size)
+        egl = try WaylandEGLWindow(window: window)
+        source = WaylandFrameSource(window: window, configuration: configuration)
+        egl.frameSource = source
+    }
+
+    func start() {
+        let link = DisplayLink(source: source, target: self) { client, link in client.tick(link) }
+        link.presentationHandler = { [weak self] in self?.feedback.append($0) }
+        self.link = link
+    }
+
+    func tick(_ link: DisplayLink) {
+        frames.append(link.frame)
+        guard draws || frames.count == 1 else { return }
+        x += 100 * link.deltaTime
+        let size = egl.width
+        painter.begin(width: size, height: size, background: RGBA(0.1, 0.1, 0.15))
+        painter.fill(x: Int32(x.truncatingRemainder(dividingBy: Double(size - 40))), y: 100, width: 40, height: 40,
+                     color: RGBA(0.9, 0.3, 0.2))
+        do { try egl.swapBuffers() } catch { swapError = error }
+    }
+
+    var presentedTimes: [Int64] {
+        feedback.compactMap {
+            if case .presented(let at, _) = $0.outcome { return at.nanoseconds }
+            return nil
+        }
+    }
+}
