@@ -18,6 +18,7 @@ build: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 
 test: deps
+	Protocols/generate --check
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(BUILD_FLAGS)
 

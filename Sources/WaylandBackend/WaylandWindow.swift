@@ -68,6 +68,12 @@ public final class WaylandWindow {
     /// The `wl_surface *`, for `wl_egl_window_create` and the like.
     public var surfaceHandle: OpaquePointer { surface }
 
+    /// Asks the compositor to minimise the window (it may stop sending frame callbacks).
+    public func minimize() {
+        xdg_toplevel_set_minimized(toplevel)
+        connection.flush()
+    }
+
     /// Destroys the window's objects. Idempotent.
     public func destroy() {
         guard !destroyed else { return }
