@@ -7,7 +7,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test demo bench bench-pacing clean
 
 all: build
 
@@ -27,6 +27,14 @@ demo: build
 
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown --no-progress
+
+# Pacing: weston-simple-egl vs the demo on one private headless weston, same size and time.
+PACING_SECONDS ?= 10
+PACING_SCENE ?= quad
+bench-pacing: deps
+	$(SWIFT) build -c release --product displaylink-demo
+	cd Benchmarks && $(SWIFT) build -c release --product PacingBenchmark
+	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene $(PACING_SCENE) --seconds $(PACING_SECONDS)
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -46,6 +46,9 @@ let package = Package(
             dependencies: [
                 "DisplayLinkCore",
                 "DisplayLinkTesting",
+                "WaylandBackend",
+                "EGLGraphics",
+                "GLESRenderer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -20,6 +20,12 @@ let package = Package(
             path: "Benchmarks/DispatchBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Not a package-benchmark suite: it compares whole processes under one private weston.
+        .executableTarget(
+            name: "PacingBenchmark",
+            dependencies: [.product(name: "WaylandBackend", package: "DisplayLink")],
+            path: "Benchmarks/PacingBenchmark"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

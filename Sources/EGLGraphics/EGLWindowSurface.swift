@@ -1,10 +1,21 @@
 internal import CEGL
+import Glibc
 
 /// An EGL window surface on a native window (`wl_egl_window *`, `gbm_surface *`), or a pbuffer.
+///
+/// Thread affinity: an EGL context is current per thread, and the main dispatch queue is not
+/// always served by the main thread (after `dispatchMain()` on Linux, pool threads serve it).
+/// ``beginFrame()`` binds the context to the calling thread when needed; on the thread that
+/// created the surface it stays bound between frames (no per-frame cost), on any other thread
+/// ``swapBuffers(damage:surfaceHeight:)`` releases it so the next frame's thread can bind it.
 public final class EGLWindowSurface {
     public let owner: EGLDisplayContext
     let surface: EGLSurface
     private var rects: [EGLint]
+    private let homeThread = pthread_self()
+    private var swapInterval: Int32 = 0
+    private var boundOnHome = false
+    private var boundOnForeignThread = false
 
     /// A window surface on a native window pointer.
     public init(context: EGLDisplayContext, nativeWindow: UnsafeMutableRawPointer) throws(EGLError) {
@@ -35,15 +46,44 @@ public final class EGLWindowSurface {
         eglDestroySurface(owner.display, surface)
     }
 
-    /// Makes the context current on this surface and sets the swap interval: 0 means "never block
-    /// in swap": the frame source, not the swap, paces rendering.
-    public func makeCurrent(swapInterval: Int32 = 0) throws(EGLError) {
-        guard eglMakeCurrent(owner.display, surface, surface, owner.context) == EGL_TRUE else {
-            throw EGLError.last("eglMakeCurrent")
-        }
+    /// Sets the swap interval (0: "never block in swap": the frame source, not the swap, paces
+    /// rendering) and checks the surface can be made current. Leaves it unbound.
+    public func configure(swapInterval: Int32 = 0) throws(EGLError) {
+        self.swapInterval = swapInterval
+        try bind()
         guard eglSwapInterval(owner.display, swapInterval) == EGL_TRUE else {
             throw EGLError.last("eglSwapInterval(\(swapInterval))")
         }
+        release()
+    }
+
+    /// Makes the context current on this surface for the calling thread; call before drawing.
+    /// No EGL call at all when it is already bound on this thread.
+    public func beginFrame() throws(EGLError) {
+        if pthread_equal(pthread_self(), homeThread) != 0 {
+            guard !boundOnHome else { return }
+            try bind()
+            boundOnHome = true
+        } else {
+            try bind()
+            boundOnForeignThread = true
+        }
+    }
+
+    private func bind() throws(EGLError) {
+        guard eglMakeCurrent(owner.display, surface, surface, owner.context) == EGL_TRUE else {
+            throw EGLError.last("eglMakeCurrent", hint: "Is the context still current on another thread?")
+        }
+    }
+
+    private func release() {
+        eglMakeCurrent(owner.display, nil, nil, nil)
+        boundOnHome = false
+        boundOnForeignThread = false
+    }
+
+    private func releaseIfForeign() {
+        if boundOnForeignThread { release() }
     }
 
     /// Presents the back buffer with one damage rectangle (nil: everything). Allocation-free.
@@ -54,10 +94,13 @@ public final class EGLWindowSurface {
             let ok = withUnsafeMutableBytes(of: &rect) { raw in
                 swapWithDamage(owner.display, surface, raw.baseAddress!.assumingMemoryBound(to: EGLint.self), 1)
             }
+            releaseIfForeign()
             guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffersWithDamage") }
             return
         }
-        guard eglSwapBuffers(owner.display, surface) == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
+        let ok = eglSwapBuffers(owner.display, surface)
+        releaseIfForeign()
+        guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
     }
 
     /// Presents the back buffer. `damage` (surface pixels, top-left origin) tells the compositor
@@ -74,9 +117,12 @@ public final class EGLWindowSurface {
             let ok = rects.withUnsafeMutableBufferPointer { buffer in
                 swapWithDamage(owner.display, surface, buffer.baseAddress, EGLint(buffer.count / 4))
             }
+            releaseIfForeign()
             guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffersWithDamage") }
             return
         }
-        guard eglSwapBuffers(owner.display, surface) == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
+        let ok = eglSwapBuffers(owner.display, surface)
+        releaseIfForeign()
+        guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
     }
 }

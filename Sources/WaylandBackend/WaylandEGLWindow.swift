@@ -37,7 +37,7 @@ public final class WaylandEGLWindow {
         self.eglWindow = eglWindow
         do {
             surface = try EGLWindowSurface(context: self.context, nativeWindow: UnsafeMutableRawPointer(eglWindow))
-            try surface.makeCurrent(swapInterval: 0)
+            try surface.configure(swapInterval: 0)
         } catch {
             wl_egl_window_destroy(eglWindow)
             throw .egl(error.description)
@@ -54,6 +54,11 @@ public final class WaylandEGLWindow {
         self.width = width
         self.height = height
         wl_egl_window_resize(eglWindow, width, height, 0, 0)
+    }
+
+    /// Binds the GL context for drawing this frame (see ``EGLWindowSurface/beginFrame()``).
+    public func beginFrame() throws(EGLError) {
+        try surface.beginFrame()
     }
 
     /// Presents the frame: swaps (committing the surface with the frame source's pending frame

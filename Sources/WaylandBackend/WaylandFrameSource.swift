@@ -164,6 +164,11 @@ public final class WaylandFrameSource: FrameSource {
             timestamp = max(arrival, (lastTimestamp ?? .zero) + Nanoseconds(1))
             provenance = .frameCallbackEstimate
         }
+        // Refreshes are counted from timestamps only once the period is measured: an advertised
+        // refresh (weston headless: 16.7 ms, presenting every ~26 ms) would invent missed frames.
+        if sequence == nil && !timeline.isPeriodMeasured {
+            sequence = dispatcher.lastSequence &+ 1
+        }
         lastTimestamp = timestamp
 
         requestNextFrame()

@@ -6,7 +6,7 @@ struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "displaylink-demo",
         abstract: "Runs a display link and prints or reports its frame timing.",
-        subcommands: [MockCommand.self]
+        subcommands: [QuadCommand.self, MockCommand.self]
     )
 
     /// Bad arguments exit with status 2 and a message saying what is wrong; everything else
@@ -18,7 +18,7 @@ struct DemoCommand: ParsableCommand {
         } catch {
             if exitCode(for: error) == .validationFailure {
                 let message = fullMessage(for: error) + "\n"
-                _ = message.withCString { write(2, $0, strlen($0)) }
+                _ = message.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
                 Glibc.exit(2)
             }
             exit(withError: error)

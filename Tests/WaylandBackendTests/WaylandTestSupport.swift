@@ -59,6 +59,7 @@ final class PacedClient {
         frames.append(link.frame)
         guard draws || frames.count == 1 else { return }
         x += 100 * link.deltaTime
+        do { try egl.beginFrame() } catch { swapError = error; return }
         let size = egl.width
         painter.begin(width: size, height: size, background: RGBA(0.1, 0.1, 0.15))
         painter.fill(x: Int32(x.truncatingRemainder(dividingBy: Double(size - 40))), y: 100, width: 40, height: 40,

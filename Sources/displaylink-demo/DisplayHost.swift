@@ -1,0 +1,28 @@
+import DisplayLinkCore
+import EGLGraphics
+
+/// Keys the demo reacts to, whatever the backend reads them from.
+enum DemoKey {
+    case togglePause
+    case scroll
+    case quit
+}
+
+/// A place to draw with a frame source: a Wayland window or a DRM/KMS display. The only thing the
+/// runner and the scenes know about backends.
+@MainActor
+protocol DisplayHost: AnyObject {
+    var backendName: String { get }
+    var frameSource: any FrameSource { get }
+    var width: Int32 { get }
+    var height: Int32 { get }
+    /// Facts for the report's `environment` (besides `size`).
+    var environment: [(String, JSONValue)] { get }
+    var onQuit: (() -> Void)? { get set }
+    var onFatalError: ((String) -> Void)? { get set }
+    var onKey: ((DemoKey) -> Void)? { get set }
+    /// Binds the GL context for this frame's drawing.
+    func beginFrame() throws
+    func present(damage: PixelRect?) throws
+    func shutDown()
+}

@@ -1,0 +1,55 @@
+import DisplayLinkCore
+
+/// One callback's record for the report.
+struct FrameRecord {
+    var frame: DisplayFrame
+    var presented: MonotonicInstant?
+    var discarded = false
+    var cpuTime: Double
+    var scroll: ScrollSample?
+}
+
+/// What the scroll scene drew in a frame.
+struct ScrollSample {
+    var offset: Double
+    var fraction: Double?
+    var firstRow: Int
+    var lastRow: Int
+}
+
+/// Collects frame records (capacity reserved up front, so recording does not allocate per frame)
+/// and matches presentation feedback to them.
+struct FrameRecorder {
+    private(set) var records: [FrameRecord] = []
+    private(set) var discardedCount = 0
+
+    init(expectedFrames: Int) {
+        records.reserveCapacity(max(16, expectedFrames + 8))
+    }
+
+    mutating func append(_ record: FrameRecord) {
+        records.append(record)
+    }
+
+    mutating func apply(_ feedback: PresentationFeedback) {
+        // Records are in refresh order: binary search by refresh index.
+        var low = 0, high = records.count - 1
+        while low <= high {
+            let mid = (low + high) / 2
+            let index = records[mid].frame.refreshIndex
+            if index == feedback.refreshIndex {
+                switch feedback.outcome {
+                case .presented(let at, _): records[mid].presented = at
+                case .discarded: records[mid].discarded = true; discardedCount += 1
+                }
+                return
+            }
+            if index < feedback.refreshIndex { low = mid + 1 } else { high = mid - 1 }
+        }
+    }
+
+    /// Frames whose fate is still unknown.
+    var outstanding: Int {
+        records.reduce(0) { $0 + ($1.presented == nil && !$1.discarded ? 1 : 0) }
+    }
+}

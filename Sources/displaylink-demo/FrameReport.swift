@@ -1,0 +1,205 @@
+import DisplayLinkCore
+
+/// The demo's report: the JSON contract other tools read. Field names are fixed (add, never
+/// rename or drop). All times in seconds on CLOCK_MONOTONIC.
+struct FrameReport {
+    var backend: String
+    var scene: String
+    var environment: [(String, JSONValue)]
+    var records: [FrameRecord]
+    var discarded: Int
+    var sceneCount: (name: String, value: Int)  // "views" or "rows"
+
+    struct Summary {
+        var frames: Int
+        var presented: Int
+        var discarded: Int
+        var missed: Int
+        var medianInterval: Double?
+        var p99Interval: Double?
+        var stddevInterval: Double?
+        var medianPredictionError: Double?
+        var cpuPerFrame: Double
+        var presentedRate: Double?
+    }
+
+    var summary: Summary {
+        let presentedTimes = records.compactMap { $0.presented?.seconds }
+        let intervals = zip(presentedTimes.dropFirst(), presentedTimes).map { $0 - $1 }
+        let errors = records.compactMap { r in r.presented.map { abs(r.frame.targetTimestamp.seconds - $0.seconds) } }
+        let cpu = records.map(\.cpuTime)
+        var rate: Double?
+        if let first = presentedTimes.first, let last = presentedTimes.last, last > first {
+            rate = Double(presentedTimes.count - 1) / (last - first)
+        }
+        return Summary(
+            frames: records.count,
+            presented: presentedTimes.count,
+            discarded: discarded,
+            missed: records.reduce(0) { $0 + $1.frame.missedFrames },
+            medianInterval: Statistics.percentile(intervals, 0.5),
+            p99Interval: Statistics.percentile(intervals, 0.99),
+            stddevInterval: Statistics.standardDeviation(intervals),
+            medianPredictionError: Statistics.percentile(errors, 0.5),
+            cpuPerFrame: cpu.isEmpty ? 0 : cpu.reduce(0, +) / Double(cpu.count),
+            presentedRate: rate
+        )
+    }
+
+    func json() -> String {
+        var frames: [JSONValue] = []
+        frames.reserveCapacity(records.count)
+        for (index, r) in records.enumerated() {
+            var fields: [(String, JSONValue)] = [
+                ("index", .int(index)),
+                ("timestamp", .number(r.frame.timestamp.seconds)),
+                ("target_timestamp", .number(r.frame.targetTimestamp.seconds)),
+                ("duration", .number(r.frame.duration.seconds)),
+                ("delta", .number(r.frame.delta.seconds)),
+                ("sequence", .int(Int(truncatingIfNeeded: r.frame.sequence))),
+                ("missed", .int(r.frame.missedFrames)),
+                ("provenance", .string(r.frame.provenance.rawValue)),
+                ("presented", r.presented.map { .number($0.seconds) } ?? .null),
+                ("discarded", .bool(r.discarded)),
+                ("cpu_time", .number(r.cpuTime)),
+                ("refresh_index", .int(Int(truncatingIfNeeded: r.frame.refreshIndex))),
+            ]
+            if let s = r.scroll {
+                fields += [
+                    ("scroll_offset", .number(s.offset)),
+                    ("fraction", s.fraction.map { .number($0) } ?? .null),
+                    ("first_row", .int(s.firstRow)),
+                    ("last_row", .int(s.lastRow)),
+                ]
+            }
+            frames.append(.object(fields))
+        }
+        let s = summary
+        let summaryFields: [(String, JSONValue)] = [
+            ("frames", .int(s.frames)),
+            ("presented", .int(s.presented)),
+            ("discarded", .int(s.discarded)),
+            ("missed", .int(s.missed)),
+            ("median_interval", s.medianInterval.map { .number($0) } ?? .null),
+            ("p99_interval", s.p99Interval.map { .number($0) } ?? .null),
+            ("stddev_interval", s.stddevInterval.map { .number($0) } ?? .null),
+            ("median_prediction_error", s.medianPredictionError.map { .number($0) } ?? .null),
+            ("cpu_per_frame", .number(s.cpuPerFrame)),
+            ("presented_rate", s.presentedRate.map { .number($0) } ?? .null),
+            (sceneCount.name, .int(sceneCount.value)),
+        ]
+        let root: JSONValue = .object([
+            ("backend", .string(backend)),
+            ("scene", .string(scene)),
+            ("environment", .object(environment)),
+            ("frames", .array(frames)),
+            ("summary", .object(summaryFields)),
+        ])
+        return root.serialized() + "\n"
+    }
+}
+
+enum Statistics {
+    static func percentile(_ values: [Double], _ p: Double) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let rank = Int((p * Double(sorted.count - 1)).rounded())
+        return sorted[min(max(rank, 0), sorted.count - 1)]
+    }
+
+    static func standardDeviation(_ values: [Double]) -> Double? {
+        guard values.count > 1 else { return nil }
+        let mean = values.reduce(0, +) / Double(values.count)
+        let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(values.count - 1)
+        return variance.squareRoot()
+    }
+}
+
+/// A minimal JSON value with deterministic field order.
+indirect enum JSONValue {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    func serialized() -> String {
+        var out = ""
+        write(into: &out, indent: "")
+        return out
+    }
+
+    private func write(into out: inout String, indent: String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .number(let d): out += d.isFinite ? String(d) : "null"
+        case .string(let s): JSONValue.quote(s, into: &out)
+        case .array(let items):
+            // Arrays of objects one per line; keeps reports readable and diffable.
+            out += "[\n"
+            for (i, item) in items.enumerated() {
+                out += indent + "  "
+                item.writeInline(into: &out)
+                out += i + 1 < items.count ? ",\n" : "\n"
+            }
+            out += indent + "]"
+        case .object(let fields):
+            out += "{\n"
+            for (i, (key, value)) in fields.enumerated() {
+                out += indent + "  "
+                JSONValue.quote(key, into: &out)
+                out += ": "
+                value.write(into: &out, indent: indent + "  ")
+                out += i + 1 < fields.count ? ",\n" : "\n"
+            }
+            out += indent + "}"
+        }
+    }
+
+    private func writeInline(into out: inout String) {
+        switch self {
+        case .array(let items):
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += ", " }
+                item.writeInline(into: &out)
+            }
+            out += "]"
+        case .object(let fields):
+            out += "{"
+            for (i, (key, value)) in fields.enumerated() {
+                if i > 0 { out += ", " }
+                JSONValue.quote(key, into: &out)
+                out += ": "
+                value.writeInline(into: &out)
+            }
+            out += "}"
+        default:
+            write(into: &out, indent: "")
+        }
+    }
+
+    private static func quote(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}

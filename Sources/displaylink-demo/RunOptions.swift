@@ -1,0 +1,75 @@
+import ArgumentParser
+
+enum BackendChoice: String, ExpressibleByArgument, CaseIterable {
+    case auto, wayland, drm
+}
+
+struct PixelSize: ExpressibleByArgument {
+    var width: Int32
+    var height: Int32
+
+    init(width: Int32, height: Int32) { self.width = width; self.height = height }
+
+    init?(argument: String) {
+        let parts = argument.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int32(parts[0]), let h = Int32(parts[1]),
+              (16...8192).contains(w), (16...8192).contains(h) else { return nil }
+        width = w; height = h
+    }
+
+    static var defaultValueDescription: String { "640x480" }
+}
+
+/// Options every scene takes.
+struct RunOptions: ParsableArguments {
+    @Option(help: "Where to display: auto (Wayland if a compositor is reachable, else DRM), wayland or drm.")
+    var backend: BackendChoice = .auto
+
+    @Option(help: "Window or render size as WxH (16…8192 each).")
+    var size: PixelSize = PixelSize(width: 640, height: 480)
+
+    @Option(help: "Stop after this many callbacks.")
+    var frames: Int?
+
+    @Option(help: "Stop after this many seconds.")
+    var seconds: Double?
+
+    @Option(name: .customLong("preferred-fps"), help: "Preferred callback rate (0: the display's rate).")
+    var preferredFPS: Int = 0
+
+    @Option(help: "Seed for the scene's random numbers (runs with the same seed are the same).")
+    var seed: UInt64 = 1
+
+    @Option(help: "Write the frame timing report (JSON) here.")
+    var report: String?
+
+    @Option(help: "Write a plot of frame intervals and prediction error (PNG) here.")
+    var plot: String?
+
+    @Option(help: "Write the last frame (PNG) here.")
+    var screenshot: String?
+
+    @Flag(help: "Start a private headless weston for this run and stop it afterwards.")
+    var headless = false
+
+    @Option(help: "DRM device for --backend drm (default: the first card with a connected connector).")
+    var device: String?
+
+    @Option(help: "DRM mode for --backend drm as WxH or WxH@Hz (default: the connector's preferred mode).")
+    var mode: String?
+
+    func validate() throws {
+        if frames != nil && seconds != nil { throw ValidationError("give --frames or --seconds, not both") }
+        if let frames, frames < 1 || frames > 1_000_000 { throw ValidationError("--frames must be 1…1000000, got \(frames)") }
+        if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be > 0 and ≤ 86400") }
+        if preferredFPS < 0 || preferredFPS > 1000 { throw ValidationError("--preferred-fps must be 0…1000") }
+        if headless && backend == .drm { throw ValidationError("--headless starts a Wayland compositor; it cannot go with --backend drm") }
+    }
+
+    /// How many frames to reserve report space for.
+    var expectedFrames: Int {
+        if let frames { return frames }
+        if let seconds { return Int(seconds * 240) + 16 }
+        return 4096
+    }
+}
