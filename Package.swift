@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "WaylandBackend", targets: ["WaylandBackend"]),
         .library(name: "EGLGraphics", targets: ["EGLGraphics"]),
         .library(name: "GLESRenderer", targets: ["GLESRenderer"]),
+        .library(name: "Motion", targets: ["Motion"]),
         .executable(name: "displaylink-demo", targets: ["displaylink-demo"]),
     ],
     dependencies: [
@@ -36,6 +37,7 @@ let package = Package(
 
         .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
         .target(name: "GLESRenderer", dependencies: ["CGLES"], swiftSettings: strict),
+        .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
             dependencies: ["DisplayLinkCore", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL"],
@@ -54,6 +56,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "DisplayLinkCoreTests", dependencies: ["DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
+        .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
         .testTarget(
             name: "WaylandBackendTests",
             dependencies: ["WaylandBackend", "DisplayLinkCore", "EGLGraphics", "GLESRenderer"],
