@@ -32,11 +32,14 @@ let package = Package(
         .systemLibrary(name: "CWaylandEGL", pkgConfig: "wayland-egl", providers: [.apt(["libwayland-dev"])]),
         .systemLibrary(name: "CEGL", pkgConfig: "egl", providers: [.apt(["libegl-dev", "libegl-mesa0"])]),
         .systemLibrary(name: "CGLES", pkgConfig: "glesv2", providers: [.apt(["libgles-dev"])]),
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // wayland-scanner output (generated, see Protocols/) plus cwl_ helpers.
         .target(name: "CWayland", dependencies: ["CWaylandClient"], path: "CWayland", publicHeadersPath: "include"),
 
         .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
-        .target(name: "GLESRenderer", dependencies: ["CGLES"], swiftSettings: strict),
+        .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType"], swiftSettings: strict),
+        .target(name: "PNGImage", dependencies: ["CPNG"], swiftSettings: strict),
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
@@ -56,6 +59,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "DisplayLinkCoreTests", dependencies: ["DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
+        .testTarget(name: "GLESRendererTests", dependencies: ["GLESRenderer", "EGLGraphics"], swiftSettings: strict),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
         .testTarget(
             name: "WaylandBackendTests",

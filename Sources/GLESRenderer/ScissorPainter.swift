@@ -1,15 +1,7 @@
 internal import CGLES
 
-/// A colour with straight (not premultiplied) alpha, 0…1 per channel.
-public struct RGBA: Sendable, Hashable {
-    public var r: Float, g: Float, b: Float, a: Float
-    public init(_ r: Float, _ g: Float, _ b: Float, _ a: Float = 1) {
-        self.r = r; self.g = g; self.b = b; self.a = a
-    }
-}
-
 /// The smallest possible GLES painter: solid axis-aligned rectangles by scissored clears, no
-/// shaders. Used by backend tests and the pacing benchmark's client.
+/// shaders. Used by backend tests and the minimal `quad` client.
 public struct ScissorPainter {
     public private(set) var width: Int32 = 0
     public private(set) var height: Int32 = 0
@@ -34,7 +26,4 @@ public struct ScissorPainter {
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
         glDisable(GLenum(GL_SCISSOR_TEST))
     }
-
-    /// Waits for the GPU (llvmpipe) to finish, so CPU timings include rendering.
-    public func finish() { glFinish() }
 }

@@ -1,0 +1,30 @@
+import EGLGraphics
+import GLESRenderer
+
+/// A surfaceless EGL context with an RGBA pbuffer: the renderer's offscreen target in tests.
+final class OffscreenTarget {
+    let context: EGLDisplayContext
+    let surface: EGLWindowSurface
+    let width: Int32, height: Int32
+
+    init(width: Int32 = 256, height: Int32 = 256) throws {
+        context = try EGLDisplayContext(platform: .surfaceless, alpha: true)
+        surface = try EGLWindowSurface(context: context, pbufferWidth: width, height: height)
+        try surface.beginFrame()
+        self.width = width
+        self.height = height
+    }
+
+    func pixels() -> [UInt8] { Renderer.readPixels(width: width, height: height) }
+}
+
+extension Array where Element == UInt8 {
+    /// The RGBA of pixel (x, y), top-left origin, in an image `width` wide.
+    func rgba(_ x: Int, _ y: Int, width: Int32) -> [UInt8] {
+        let i = (y * Int(width) + x) * 4
+        return Array(self[i..<i + 4])
+    }
+}
+
+/// One atlas for all tests (FreeType rasterising is the slow part).
+nonisolated(unsafe) let sharedAtlas: GlyphAtlas = try! GlyphAtlas(pixelSizes: [14, 20])
