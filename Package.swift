@@ -40,6 +40,7 @@ let package = Package(
         .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
         .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType"], swiftSettings: strict),
         .target(name: "PNGImage", dependencies: ["CPNG"], swiftSettings: strict),
+        .target(name: "Scenes", dependencies: ["DisplayLinkCore", "Motion", "GLESRenderer"], swiftSettings: strict),
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
@@ -54,12 +55,15 @@ let package = Package(
                 "WaylandBackend",
                 "EGLGraphics",
                 "GLESRenderer",
+                "Motion",
+                "Scenes",
+                "PNGImage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
         .testTarget(name: "DisplayLinkCoreTests", dependencies: ["DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
-        .testTarget(name: "GLESRendererTests", dependencies: ["GLESRenderer", "EGLGraphics"], swiftSettings: strict),
+        .testTarget(name: "GLESRendererTests", dependencies: ["GLESRenderer", "EGLGraphics", "Scenes", "Motion", "DisplayLinkCore"], swiftSettings: strict),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
         .testTarget(
             name: "WaylandBackendTests",

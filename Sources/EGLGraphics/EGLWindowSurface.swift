@@ -70,6 +70,12 @@ public final class EGLWindowSurface {
         }
     }
 
+    /// Unbinds the context from the calling thread, e.g. before `dispatchMain()` retires the main
+    /// thread, so whichever thread runs the next frame can bind it.
+    public func releaseCurrent() {
+        release()
+    }
+
     private func bind() throws(EGLError) {
         guard eglMakeCurrent(owner.display, surface, surface, owner.context) == EGL_TRUE else {
             throw EGLError.last("eglMakeCurrent", hint: "Is the context still current on another thread?")

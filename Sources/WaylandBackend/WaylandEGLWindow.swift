@@ -61,6 +61,11 @@ public final class WaylandEGLWindow {
         try surface.beginFrame()
     }
 
+    /// Unbinds the GL context from this thread (see ``EGLWindowSurface/releaseCurrent()``).
+    public func releaseCurrent() {
+        surface.releaseCurrent()
+    }
+
     /// Presents the frame: swaps (committing the surface with the frame source's pending frame
     /// request and feedback) with `damage` as the changed region (nil: everything).
     public func swapBuffers(damage: PixelRect? = nil) throws(EGLError) {

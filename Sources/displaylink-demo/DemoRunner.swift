@@ -1,41 +1,55 @@
 import Dispatch
 import DisplayLinkCore
 import EGLGraphics
+import GLESRenderer
 import Glibc
+import PNGImage
+import Scenes
 import WaylandBackend
 
-/// Runs one scene on one host with a display link: the callback updates the scene, draws, and
-/// records timing; at the end it writes the report and exits.
+/// Runs one scene on one host with a display link: each callback updates the scene, draws it,
+/// and records the frame's timing; at the end it writes the report, plot and screenshot, and exits.
 @MainActor
 final class DemoRunner {
+    typealias SceneFactory = @MainActor (Renderer, Int32, Int32) -> Scene
+
     let host: DisplayHost
-    let scene: DemoScene
+    let scene: Scene
+    let renderer: Renderer
+    let hud: HUDOverlay
     let options: RunOptions
     private var link: DisplayLink?
     private var recorder: FrameRecorder
     private var startedAt: MonotonicInstant?
     private var finishing = false
     private var signalSources: [DispatchSourceSignal] = []
-    private var fpsWindow: (start: MonotonicInstant, frames: Int) = (.zero, 0)
-    private var hud = HUDText(fps: 0, deltaMilliseconds: 0, missed: 0, provenance: .frameCallbackEstimate, paused: false)
+    private var hudValues = HUDValues()
+    private var lastPixels: [UInt8]?
+    private var size: (Int32, Int32)
 
-    init(host: DisplayHost, scene: DemoScene, options: RunOptions) {
+    init(host: DisplayHost, options: RunOptions, makeScene: SceneFactory) throws {
         self.host = host
-        self.scene = scene
         self.options = options
+        try host.beginFrame()
+        let atlas = try GlyphAtlas(pixelSizes: [14, 20])
+        renderer = try Renderer(atlas: atlas, glesMajorVersion: host.glesMajorVersion)
+        scene = makeScene(renderer, host.width, host.height)
+        hud = HUDOverlay(renderer: renderer)
+        host.releaseGL()  // dispatchMain() retires this thread; frames bind on whichever thread runs them
+        size = (host.width, host.height)
         recorder = FrameRecorder(expectedFrames: options.expectedFrames)
     }
 
     /// Chooses the backend, builds the scene and runs until done. Never returns.
-    static func launch(options: RunOptions, makeScene: () -> DemoScene) -> Never {
-        let host: DisplayHost
+    static func launch(options: RunOptions, makeScene: SceneFactory) -> Never {
+        let runner: DemoRunner
         do {
-            host = try BackendSelection.makeHost(options: options, title: "displaylink-demo")
+            let host = try BackendSelection.makeHost(options: options, title: "displaylink-demo")
+            runner = try DemoRunner(host: host, options: options, makeScene: makeScene)
         } catch {
             printError("\(error)")
             exit(1)
         }
-        let runner = DemoRunner(host: host, scene: makeScene(), options: options)
         runner.start()
         dispatchMain()
     }
@@ -67,24 +81,31 @@ final class DemoRunner {
         case .quit: finish(status: 0)
         case .togglePause:
             link?.isPaused.toggle()
-            hud.paused = link?.isPaused ?? false
-        case .scroll: scene.handle(.scroll)
+            hudValues.paused = link?.isPaused ?? false
+        case .scroll: scene.toggleScroll()
         }
     }
 
     private func tick(_ link: DisplayLink) {
         let cpuStart = threadCPUTime()
         let frame = link.frame
-        if startedAt == nil {
-            startedAt = frame.timestamp
-            fpsWindow = (frame.timestamp, 0)
+        if startedAt == nil { startedAt = frame.timestamp }
+        hudValues.record(frame)
+        let width = host.width, height = host.height
+        if (width, height) != size {
+            size = (width, height)
+            scene.resize(width: width, height: height)
         }
-        updateHUD(frame)
         scene.update(frame)
+        let done = isDone(frame)
         do {
             try host.beginFrame()
-            let damage = scene.draw(width: host.width, height: host.height, hud: hud)
-            try host.present(damage: damage)
+            renderer.beginFrame(width: width, height: height, clearColor: scene.background)
+            scene.draw()
+            hud.draw(hudValues)
+            renderer.endFrame()
+            if done && options.screenshot != nil { lastPixels = renderer.readPixels() }
+            try host.present(damage: pixelDamage(renderer.damage))
         } catch {
             printError("\(error)")
             finish(status: 1)
@@ -92,23 +113,18 @@ final class DemoRunner {
         }
         recorder.append(FrameRecord(frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
                                     scroll: scene.scrollSample))
-        if isDone(frame) { finish(status: 0) }
+        if done { finish(status: 0) }
     }
 
-    private func updateHUD(_ frame: DisplayFrame) {
-        fpsWindow.frames += 1
-        let span = (frame.timestamp - fpsWindow.start).seconds
-        if span >= 0.5 {
-            hud.fps = Double(fpsWindow.frames) / span
-            fpsWindow = (frame.timestamp, 0)
+    private func pixelDamage(_ damage: Renderer.Damage) -> PixelRect? {
+        switch damage {
+        case .full, .none: return nil  // .none still swaps: the link ticks whether or not anything changed
+        case .region(let r): return PixelRect(x: Int32(r.x), y: Int32(r.y), width: Int32(r.width), height: Int32(r.height))
         }
-        hud.deltaMilliseconds = frame.deltaTime * 1000
-        hud.missed += frame.missedFrames
-        hud.provenance = frame.provenance
     }
 
     private func isDone(_ frame: DisplayFrame) -> Bool {
-        if let frames = options.frames { return recorder.records.count >= frames }
+        if let frames = options.frames { return recorder.records.count + 1 >= frames }
         if let seconds = options.seconds, let startedAt { return (frame.timestamp - startedAt).seconds >= seconds }
         return false
     }
@@ -122,25 +138,49 @@ final class DemoRunner {
         waitForFeedback(attempts: 40) { [self] in
             link?.invalidate()
             var exitStatus = status
-            if let path = options.report {
-                let report = FrameReport(backend: host.backendName, scene: scene.name,
-                                         environment: host.environment + [("size", .string("\(host.width)x\(host.height)"))],
-                                         records: recorder.records, discarded: recorder.discardedCount,
-                                         sceneCount: scene.sizeField)
-                if !writeFile(path, report.json()) { exitStatus = 1 }
-                let s = report.summary
-                print("report: \(path): \(s.frames) frames, \(s.presented) presented, median interval "
-                      + "\(ms(s.medianInterval)) ms, median |target−presented| \(ms(s.medianPredictionError)) ms, "
-                      + "cpu/frame \(ms(s.cpuPerFrame)) ms")
-            }
+            if !writeOutputs() { exitStatus = 1 }
             host.shutDown()
             exit(exitStatus)
         }
     }
 
+    private func writeOutputs() -> Bool {
+        var ok = true
+        let report = FrameReport(backend: host.backendName, scene: scene.name,
+                                 environment: host.environment + [("size", .string("\(host.width)x\(host.height)"))],
+                                 records: recorder.records, discarded: recorder.discardedCount,
+                                 sceneCount: scene.sizeField)
+        if let path = options.report {
+            if writeFile(path, report.json()) {
+                let s = report.summary
+                print("report: \(path): \(s.frames) frames, \(s.presented) presented, median interval "
+                      + "\(ms(s.medianInterval)) ms, p99 \(ms(s.p99Interval)) ms, median |target−presented| "
+                      + "\(ms(s.medianPredictionError)) ms, cpu/frame \(ms(s.cpuPerFrame)) ms")
+            } else { ok = false }
+        }
+        if let path = options.plot {
+            do {
+                let plot = TimingPlot(report: report, atlas: renderer.atlas)
+                try PNGImage.write(path: path, width: plot.width, height: plot.height, rgba: plot.render())
+                print("plot: \(path)")
+            } catch { printError("\(error)"); ok = false }
+        }
+        if let path = options.screenshot {
+            if let pixels = lastPixels {
+                do {
+                    try PNGImage.write(path: path, width: Int(size.0), height: Int(size.1), rgba: pixels)
+                    print("screenshot: \(path)")
+                } catch { printError("\(error)"); ok = false }
+            } else {
+                printError("no screenshot: the run ended before its last frame was drawn (interrupted?)")
+            }
+        }
+        return ok
+    }
+
     private func waitForFeedback(attempts: Int, then body: @escaping @MainActor () -> Void) {
         // Frames drawn near the end are presented within a few periods; give them 400 ms at most.
-        if attempts == 0 || recorder.outstanding == 0 || options.report == nil {
+        if attempts == 0 || recorder.outstanding == 0 {
             body()
             return
         }

@@ -15,6 +15,8 @@ protocol DisplayHost: AnyObject {
     var backendName: String { get }
     var frameSource: any FrameSource { get }
     var width: Int32 { get }
+    /// The GLES version of the host's context (2 or 3).
+    var glesMajorVersion: Int32 { get }
     var height: Int32 { get }
     /// Facts for the report's `environment` (besides `size`).
     var environment: [(String, JSONValue)] { get }
@@ -23,6 +25,8 @@ protocol DisplayHost: AnyObject {
     var onKey: ((DemoKey) -> Void)? { get set }
     /// Binds the GL context for this frame's drawing.
     func beginFrame() throws
+    /// Unbinds the GL context from this thread (before the main queue moves to other threads).
+    func releaseGL()
     func present(damage: PixelRect?) throws
     func shutDown()
 }

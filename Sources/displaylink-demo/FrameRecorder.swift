@@ -1,4 +1,5 @@
 import DisplayLinkCore
+import Scenes
 
 /// One callback's record for the report.
 struct FrameRecord {
@@ -7,14 +8,6 @@ struct FrameRecord {
     var discarded = false
     var cpuTime: Double
     var scroll: ScrollSample?
-}
-
-/// What the scroll scene drew in a frame.
-struct ScrollSample {
-    var offset: Double
-    var fraction: Double?
-    var firstRow: Int
-    var lastRow: Int
 }
 
 /// Collects frame records (capacity reserved up front, so recording does not allocate per frame)

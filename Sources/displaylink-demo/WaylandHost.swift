@@ -18,6 +18,7 @@ final class WaylandHost: DisplayHost {
     var frameSource: any FrameSource { source }
     var width: Int32 { egl.width }
     var height: Int32 { egl.height }
+    var glesMajorVersion: Int32 { egl.context.glesMajorVersion }
 
     init(socket: String?, weston: HeadlessWeston?, width: Int32, height: Int32, title: String) throws {
         self.weston = weston
@@ -49,6 +50,10 @@ final class WaylandHost: DisplayHost {
 
     func beginFrame() throws {
         try egl.beginFrame()
+    }
+
+    func releaseGL() {
+        egl.releaseCurrent()
     }
 
     func present(damage: PixelRect?) throws {
