@@ -22,8 +22,22 @@ test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(BUILD_FLAGS)
 
+# The demo: the bounce scene, then the scroll scene (ending mid-scroll, so its screenshot shows
+# the list moving). On a machine without a display each run starts a private headless weston.
+DEMO_OUT ?= out
+DEMO := .build/debug/displaylink-demo
+HEADLESS := $(if $(WAYLAND_DISPLAY),,--headless)
 demo: build
-	$(SWIFT) run --skip-build displaylink-demo mock --frames 12
+	@mkdir -p $(DEMO_OUT)
+	$(DEMO) bounce $(HEADLESS) --views 60 --size 640x480 --seconds 5 \
+	  --report $(DEMO_OUT)/bounce.json --plot $(DEMO_OUT)/bounce-plot.png --screenshot $(DEMO_OUT)/bounce.png
+	$(DEMO) scroll $(HEADLESS) --rows 1000 --duration 3 --size 480x640 --seconds 1.6 \
+	  --report $(DEMO_OUT)/scroll.json --plot $(DEMO_OUT)/scroll-plot.png --screenshot $(DEMO_OUT)/scroll.png
+	@echo
+	@echo "Demo outputs in $(abspath $(DEMO_OUT)):"
+	@echo "  screenshots: bounce.png scroll.png"
+	@echo "  reports:     bounce.json scroll.json"
+	@echo "  plots:       bounce-plot.png scroll-plot.png"
 
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown --no-progress

@@ -64,6 +64,7 @@ let package = Package(
         ),
         .testTarget(name: "DisplayLinkCoreTests", dependencies: ["DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
         .testTarget(name: "GLESRendererTests", dependencies: ["GLESRenderer", "EGLGraphics", "Scenes", "Motion", "DisplayLinkCore"], swiftSettings: strict),
+        .testTarget(name: "DemoTests", dependencies: ["WaylandBackend", "displaylink-demo"], swiftSettings: strict),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
         .testTarget(
             name: "WaylandBackendTests",

@@ -1,0 +1,54 @@
+import Foundation
+import WaylandBackend
+
+/// Runs the built `displaylink-demo` (next to the test bundle) and captures its output.
+struct DemoProcess {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    static var binary: String {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("displaylink-demo").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/displaylink-demo").path
+    }
+
+    /// Runs the demo with `arguments`, connected to `weston` when given, with no display otherwise.
+    static func run(_ arguments: [String], weston: HeadlessWeston?) throws -> DemoProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "WAYLAND_DISPLAY")
+        environment.removeValue(forKey: "WAYLAND_SOCKET")
+        if let weston {
+            environment["XDG_RUNTIME_DIR"] = weston.runtimeDirectory
+            environment["WAYLAND_DISPLAY"] = URL(fileURLWithPath: weston.socketPath).lastPathComponent
+        } else {
+            let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-display-\(getpid())")
+            try? FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+            environment["XDG_RUNTIME_DIR"] = empty.path
+        }
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return DemoProcess(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                           stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+func temporaryPath(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("dl-\(getpid())-\(name)").path
+}
+
+func loadJSON(_ path: String) throws -> [String: Any] {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+}
