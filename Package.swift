@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "CWaylandEGL", pkgConfig: "wayland-egl", providers: [.apt(["libwayland-dev"])]),
         .systemLibrary(name: "CEGL", pkgConfig: "egl", providers: [.apt(["libegl-dev", "libegl-mesa0"])]),
         .systemLibrary(name: "CGLES", pkgConfig: "glesv2", providers: [.apt(["libgles-dev"])]),
+        .systemLibrary(name: "CXKBCommon", pkgConfig: "xkbcommon", providers: [.apt(["libxkbcommon-dev"])]),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // wayland-scanner output (generated, see Protocols/) plus cwl_ helpers.
@@ -44,7 +45,7 @@ let package = Package(
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
-            dependencies: ["DisplayLinkCore", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL"],
+            dependencies: ["DisplayLinkCore", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL", "CXKBCommon"],
             swiftSettings: strict
         ),
         .executableTarget(

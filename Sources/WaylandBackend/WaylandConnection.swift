@@ -42,6 +42,8 @@ public final class WaylandConnection {
     private(set) var wmBase: OpaquePointer?
     private(set) var presentation: OpaquePointer?
     private(set) var outputs: [WaylandOutput] = []
+    /// The first seat's keyboard, when the compositor has a seat.
+    public private(set) var keyboard: WaylandKeyboard?
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
     private var afterDispatchHandlers: [() -> Void] = []
@@ -119,6 +121,10 @@ public final class WaylandConnection {
                 wmBase = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_xdg_wm_base_interface(),
                     WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.wmBaseVersion)))
                 xdg_wm_base_add_listener(wmBase, WaylandListeners.wmBase, nil)
+            case "wl_seat" where keyboard == nil:
+                let seat = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_seat_interface(),
+                    WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.seatVersion)))
+                keyboard = WaylandKeyboard(seat: seat!)
             case "wp_presentation" where options.bindPresentationTime:
                 presentation = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_presentation_interface(),
                     WaylandGlobals.presentationVersion))
@@ -248,6 +254,8 @@ public final class WaylandConnection {
     // MARK: Teardown
 
     private func teardown() {
+        keyboard?.destroy()
+        keyboard = nil
         for output in outputs { output.destroy() }
         outputs.removeAll()
         if let presentation { wp_presentation_destroy(presentation) }

@@ -31,6 +31,14 @@ final class WaylandHost: DisplayHost {
         window.onClose = { [weak self] in self?.onQuit?() }
         window.onResize = { [weak self] w, h in self?.egl.resize(width: w, height: h) }
         connection.onError = { [weak self] error in self?.onFatalError?(error.description) }
+        connection.keyboard?.onKeyPress = { [weak self] sym in
+            switch sym {
+            case WaylandKeyboard.KeySym.space: self?.onKey?(.togglePause)
+            case WaylandKeyboard.KeySym.returnKey, WaylandKeyboard.KeySym.keypadEnter: self?.onKey?(.scroll)
+            case WaylandKeyboard.KeySym.q, WaylandKeyboard.KeySym.escape: self?.onKey?(.quit)
+            default: break
+            }
+        }
     }
 
     var environment: [(String, JSONValue)] {
