@@ -39,16 +39,23 @@ demo: build
 	@echo "  reports:     bounce.json scroll.json"
 	@echo "  plots:       bounce-plot.png scroll-plot.png"
 
+# Benchmarks (not part of make test): frame dispatch and scene update+encode with allocation
+# counts (package-benchmark), then the bounce scene at 60 and 20,000 views under one weston.
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown --no-progress
+	$(SWIFT) build -c release --product displaylink-demo
+	cd Benchmarks && $(SWIFT) build -c release --product PacingBenchmark
+	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene bounce \
+	  --compare-views 60,20000 --seconds $(PACING_SECONDS)
 
 # Pacing: weston-simple-egl vs the demo on one private headless weston, same size and time.
 PACING_SECONDS ?= 10
-PACING_SCENE ?= quad
+PACING_SCENE ?= bounce
 bench-pacing: deps
 	$(SWIFT) build -c release --product displaylink-demo
 	cd Benchmarks && $(SWIFT) build -c release --product PacingBenchmark
-	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene $(PACING_SCENE) --seconds $(PACING_SECONDS)
+	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene $(PACING_SCENE) \
+	  --views 60 --seconds $(PACING_SECONDS)
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "EGLGraphics", targets: ["EGLGraphics"]),
         .library(name: "GLESRenderer", targets: ["GLESRenderer"]),
         .library(name: "Motion", targets: ["Motion"]),
+        .library(name: "Scenes", targets: ["Scenes"]),
         .executable(name: "displaylink-demo", targets: ["displaylink-demo"]),
     ],
     dependencies: [

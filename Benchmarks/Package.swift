@@ -20,6 +20,18 @@ let package = Package(
             path: "Benchmarks/DispatchBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "SceneBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "DisplayLinkCore", package: "DisplayLink"),
+                .product(name: "EGLGraphics", package: "DisplayLink"),
+                .product(name: "GLESRenderer", package: "DisplayLink"),
+                .product(name: "Scenes", package: "DisplayLink"),
+            ],
+            path: "Benchmarks/SceneBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // Not a package-benchmark suite: it compares whole processes under one private weston.
         .executableTarget(
             name: "PacingBenchmark",

@@ -51,7 +51,9 @@ final class DemoRunner {
             exit(1)
         }
         runner.start()
-        dispatchMain()
+        // Swift may end a value's lifetime at its last use; the runner must live while the main
+        // queue runs (release builds otherwise free it, and with it the link's target).
+        withExtendedLifetime(runner) { dispatchMain() }
     }
 
     func start() {
