@@ -46,6 +46,13 @@ let benchmarks: @Sendable () -> Void = {
         nonisolated(unsafe) let benchmark = benchmark
         try await updateAndEncode(views: 60, benchmark: benchmark, update: false, encode: false)
     }
+    // 1,000 frames per sample: allocations per frame show as total / 1000 (0 means none).
+    Benchmark("Bounce update + encode, 60 views, per 1000 frames",
+              configuration: .init(metrics: [.mallocCountTotal, .wallClock], scalingFactor: .kilo,
+                                   maxDuration: .seconds(3), maxIterations: 50)) { benchmark async throws in
+        nonisolated(unsafe) let benchmark = benchmark
+        try await updateAndEncode(views: 60, benchmark: benchmark)
+    }
     for views in [60, 1_000, 20_000] {
         Benchmark("Bounce update + encode, \(views) views") { benchmark async throws in
             nonisolated(unsafe) let benchmark = benchmark
