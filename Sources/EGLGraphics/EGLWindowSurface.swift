@@ -1,21 +1,19 @@
 internal import CEGL
-import Glibc
 
 /// An EGL window surface on a native window (`wl_egl_window *`, `gbm_surface *`), or a pbuffer.
 ///
 /// Thread affinity: an EGL context is current per thread, and the main dispatch queue is not
-/// always served by the main thread (after `dispatchMain()` on Linux, pool threads serve it).
-/// ``beginFrame()`` binds the context to the calling thread when needed; on the thread that
-/// created the surface it stays bound between frames (no per-frame cost), on any other thread
-/// ``swapBuffers(damage:surfaceHeight:)`` releases it so the next frame's thread can bind it.
+/// always served by one thread (after `dispatchMain()` on Linux, and under Swift's async main,
+/// pool threads serve it, sometimes alternating with the main thread). So ``beginFrame()`` binds
+/// the context to the calling thread and ``swapBuffers(damage:surfaceHeight:)`` releases it again:
+/// whichever thread runs the next frame can bind it. Two `eglMakeCurrent` calls per frame are the
+/// price of being correct on every thread.
 public final class EGLWindowSurface {
     public let owner: EGLDisplayContext
     let surface: EGLSurface
     private var rects: [EGLint]
-    private let homeThread = pthread_self()
     private var swapInterval: Int32 = 0
-    private var boundOnHome = false
-    private var boundOnForeignThread = false
+    private var bound = false
 
     /// A window surface on a native window pointer.
     public init(context: EGLDisplayContext, nativeWindow: UnsafeMutableRawPointer) throws(EGLError) {
@@ -58,16 +56,9 @@ public final class EGLWindowSurface {
     }
 
     /// Makes the context current on this surface for the calling thread; call before drawing.
-    /// No EGL call at all when it is already bound on this thread.
     public func beginFrame() throws(EGLError) {
-        if pthread_equal(pthread_self(), homeThread) != 0 {
-            guard !boundOnHome else { return }
-            try bind()
-            boundOnHome = true
-        } else {
-            try bind()
-            boundOnForeignThread = true
-        }
+        try bind()
+        bound = true
     }
 
     /// Unbinds the context from the calling thread, e.g. before `dispatchMain()` retires the main
@@ -84,12 +75,11 @@ public final class EGLWindowSurface {
 
     private func release() {
         eglMakeCurrent(owner.display, nil, nil, nil)
-        boundOnHome = false
-        boundOnForeignThread = false
+        bound = false
     }
 
-    private func releaseIfForeign() {
-        if boundOnForeignThread { release() }
+    private func releaseAfterSwap() {
+        if bound { release() }
     }
 
     /// Presents the back buffer with one damage rectangle (nil: everything). Allocation-free.
@@ -100,12 +90,12 @@ public final class EGLWindowSurface {
             let ok = withUnsafeMutableBytes(of: &rect) { raw in
                 swapWithDamage(owner.display, surface, raw.baseAddress!.assumingMemoryBound(to: EGLint.self), 1)
             }
-            releaseIfForeign()
+            releaseAfterSwap()
             guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffersWithDamage") }
             return
         }
         let ok = eglSwapBuffers(owner.display, surface)
-        releaseIfForeign()
+        releaseAfterSwap()
         guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
     }
 
@@ -123,12 +113,12 @@ public final class EGLWindowSurface {
             let ok = rects.withUnsafeMutableBufferPointer { buffer in
                 swapWithDamage(owner.display, surface, buffer.baseAddress, EGLint(buffer.count / 4))
             }
-            releaseIfForeign()
+            releaseAfterSwap()
             guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffersWithDamage") }
             return
         }
         let ok = eglSwapBuffers(owner.display, surface)
-        releaseIfForeign()
+        releaseAfterSwap()
         guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
     }
 }

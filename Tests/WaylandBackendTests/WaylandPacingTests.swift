@@ -29,11 +29,16 @@ struct WaylandPacingTests {
         // Paced: one callback per presentation of our frames (the last one or two still in flight).
         #expect(frames.count - client.feedback.count <= 2, "\(frames.count) callbacks, \(client.feedback.count) feedbacks")
         #expect(presented.count >= frames.count - 3)
-        // Every frame after the start-up pair is stamped with a presentation time received.
-        for frame in frames.dropFirst(2) {
-            #expect(frame.provenance == .presentationFeedback, "frame \(frame.refreshIndex)")
+        // A frame that claims presentation-feedback provenance carries a presentation time received.
+        // A callback that comes before any new presentation (start-up, or catching up after missed
+        // repaints under load) is extrapolated and marked as an estimate; those must be rare.
+        for frame in frames where frame.provenance == .presentationFeedback {
             #expect(presentedSet.contains(frame.timestamp.nanoseconds), "frame \(frame.refreshIndex)")
         }
+        let estimated = frames.filter { $0.provenance != .presentationFeedback }.map(\.refreshIndex)
+        #expect(estimated.allSatisfy { frames[Int($0)].provenance == .frameCallbackEstimate })
+        #expect(estimated.count * 10 <= frames.count, "estimated frames: \(estimated)")
+        print("[wayland] frames stamped by estimate (no new presentation yet): \(estimated)")
         // Deltas are exactly the timestamp differences; timestamps only move forward.
         #expect(frames[0].delta == .zero)
         for i in 1..<frames.count {
