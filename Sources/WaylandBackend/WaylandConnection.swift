@@ -178,13 +178,23 @@ public final class WaylandConnection {
     private func socketReadable() {
         guard error == nil else { return }
         wakeupCount += 1
-        while wl_display_prepare_read(display) != 0 {
-            guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
-        }
-        // Flush what we queued before reading, as the protocol asks.
-        _ = wl_display_flush(display)
-        guard wl_display_read_events(display) >= 0 else { return fail() }
-        dispatchPending()
+        // The read source reports edges: data and the compositor's EOF can arrive as one edge,
+        // and libwayland reads one chunk per call. Keep reading while the socket is still
+        // readable, or an EOF behind the last data would go unnoticed until the next event.
+        repeat {
+            while wl_display_prepare_read(display) != 0 {
+                guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
+            }
+            // Flush what we queued before reading, as the protocol asks.
+            _ = wl_display_flush(display)
+            guard wl_display_read_events(display) >= 0 else { return fail() }
+            dispatchPending()
+        } while error == nil && socketStillReadable()
+    }
+
+    private func socketStillReadable() -> Bool {
+        var descriptor = pollfd(fd: wl_display_get_fd(display), events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents != 0
     }
 
     /// Dispatches events already read (also those EGL read while swapping), runs the
