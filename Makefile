@@ -21,6 +21,9 @@ test: deps
 	Protocols/generate --check
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(BUILD_FLAGS)
+	@echo "DRM/KMS suite on a real kernel with vkms (qemu):"
+	Scripts/vkms-vm run --timeout 900 -- .build/debug/DisplayLinkPackageTests.xctest \
+	  --testing-library swift-testing --filter DRMBackendTests
 
 # The demo: the bounce scene, then the scroll scene (ending mid-scroll, so its screenshot shows
 # the list moving). On a machine without a display each run starts a private headless weston.

@@ -1,3 +1,4 @@
+import DRMBackend
 import Glibc
 import WaylandBackend
 
@@ -18,7 +19,7 @@ enum BackendSelection {
         case .wayland:
             return try makeWayland(options: options, title: title)
         case .drm:
-            throw NoBackend(reasons: ["the DRM/KMS backend is not part of this build yet"])
+            return try makeDRM(options: options)
         case .auto:
             if options.headless { return try makeWayland(options: options, title: title) }
             var reasons: [String] = []
@@ -27,9 +28,19 @@ enum BackendSelection {
             } catch {
                 reasons.append("Wayland: \(error)")
             }
-            reasons.append("DRM/KMS: the DRM/KMS backend is not part of this build yet")
+            do {
+                return try makeDRM(options: options)
+            } catch {
+                reasons.append("DRM/KMS: \(error)")
+            }
             throw NoBackend(reasons: reasons)
         }
+    }
+
+    @MainActor
+    private static func makeDRM(options: RunOptions) throws -> DisplayHost {
+        let mode = try options.mode.map { text throws(DRMError) in try ModeRequest(parsing: text) }
+        return try DRMHost(options: DRMDisplay.Options(devicePath: options.device, mode: mode))
     }
 
     @MainActor

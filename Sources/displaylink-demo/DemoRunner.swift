@@ -22,7 +22,6 @@ final class DemoRunner {
     private var recorder: FrameRecorder
     private var startedAt: MonotonicInstant?
     private var finishing = false
-    private var signalSources: [DispatchSourceSignal] = []
     private var hudValues = HUDValues()
     private var lastPixels: [UInt8]?
     private var size: (Int32, Int32)
@@ -41,7 +40,28 @@ final class DemoRunner {
     }
 
     /// Chooses the backend, builds the scene and runs until done. Never returns.
+    /// The running demo, for signal handling installed before it exists.
+    private static var current: DemoRunner?
+    private static var signalSources: [DispatchSourceSignal] = []
+
+    /// SIGINT/SIGTERM quit cleanly (restoring the display) from the very start, even while the
+    /// backend is still initialising: the handler runs once the main queue runs.
+    private static func installSignalHandlers() {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+            source.setEventHandler {
+                MainActor.assumeIsolated {
+                    if let runner = DemoRunner.current { runner.finish(status: 0) } else { exit(0) }
+                }
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
     static func launch(options: RunOptions, makeScene: SceneFactory) -> Never {
+        installSignalHandlers()
         let runner: DemoRunner
         do {
             let host = try BackendSelection.makeHost(options: options, title: "displaylink-demo")
@@ -63,15 +83,7 @@ final class DemoRunner {
             self?.finish(status: 1)
         }
         host.onKey = { [weak self] key in self?.handle(key) }
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
-            source.setEventHandler { [weak self] in
-                MainActor.assumeIsolated { self?.finish(status: 0) }
-            }
-            source.resume()
-            signalSources.append(source)
-        }
+        DemoRunner.current = self
         let link = DisplayLink(source: host.frameSource, target: self) { runner, link in runner.tick(link) }
         link.preferredFramesPerSecond = options.preferredFPS
         link.presentationHandler = { [weak self] feedback in self?.recorder.apply(feedback) }

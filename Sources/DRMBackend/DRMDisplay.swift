@@ -1,0 +1,528 @@
+import Dispatch
+import DisplayLinkCore
+import EGLGraphics
+import Glibc
+internal import CDRM
+internal import CGBM
+
+/// A DRM/KMS display as a frame source: mode set, GBM surface with EGL, page flips with
+/// `DRM_MODE_PAGE_FLIP_EVENT`, and the flip event's vblank time as the truth.
+///
+/// - First frame: `drmModeSetCrtc`; then one `drmModePageFlip` per presented frame. Events are read
+///   with `drmHandleEvent` from a read source on the main queue (`page_flip_handler2` where the
+///   driver has `DRM_CAP_CRTC_IN_VBLANK_EVENT`).
+/// - A refresh in which nothing was drawn still ticks: the next vblank is queued with
+///   `drmCrtcQueueSequence` instead of re-flipping.
+/// - `timestamp` is the vblank time (`CLOCK_MONOTONIC`, required: `DRM_CAP_TIMESTAMP_MONOTONIC`),
+///   `sequence` the vblank counter (32-bit flip sequences extended across wraps), `duration` the
+///   exact period from the mode timings, `targetTimestamp` the next vblank.
+/// - ``shutDown()`` (also on deinit) restores the CRTC that was there before and drops master.
+@MainActor
+public final class DRMDisplay: FrameSource {
+    public struct Options: Sendable {
+        public var devicePath: String?
+        public var mode: ModeRequest?
+        public init(devicePath: String? = nil, mode: ModeRequest? = nil) {
+            self.devicePath = devicePath
+            self.mode = mode
+        }
+    }
+
+    public let dispatcher = RefreshDispatcher()
+    public let devicePath: String
+    public let connectorName: String
+    public let mode: DisplayMode
+    public let context: EGLDisplayContext
+    public let surface: EGLWindowSurface
+    public let driverName: String
+    /// Page flips submitted and completed.
+    public private(set) var flipsSubmitted = 0
+    public private(set) var flipsCompleted = 0
+    /// Vblank events queued because nothing was drawn.
+    public private(set) var idleTicks = 0
+    public private(set) var error: DRMError?
+    public var onError: ((DRMError) -> Void)?
+
+    public var width: Int32 { Int32(mode.width) }
+    public var height: Int32 { Int32(mode.height) }
+
+    private let fd: Int32
+    private let crtcID: UInt32
+    private var connectorID: UInt32
+    private var modeInfo: drmModeModeInfo
+    private let savedCrtc: UnsafeMutablePointer<drmModeCrtc>?
+    private let gbmDevice: OpaquePointer
+    private let gbmSurface: OpaquePointer
+    private let hasCrtcInVblankEvent: Bool
+    private var readSource: DispatchSourceRead?
+    private var modeSet = false
+    private var waitingForEvent = false
+    private var presentedDuringDispatch = false
+    private var pendingBO: OpaquePointer?
+    private var shownBO: OpaquePointer?
+    private var framebuffers: [(bo: OpaquePointer, fb: UInt32)] = []
+    private var lastSequence: UInt64 = 0
+    /// The refresh whose frame is on its way to the screen (flip pending or mode just set).
+    private var pendingFrame: UInt64?
+    private var currentRefresh: UInt64 = 0
+    /// The next vblank event follows a (re)start: its sequence is not comparable with the
+    /// counted start refresh, so links treat it like a resume (no misses, zero delta).
+    private var restarting = true
+    private var startPending = false
+    private var shutDownDone = false
+    private var eventContext = drmEventContext()
+
+    public init(options: Options = Options()) throws(DRMError) {
+        let path: String
+        if let given = options.devicePath { path = given } else { path = try DRMDisplay.findDevice() }
+        devicePath = path
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw DRMDisplay.openError(path: path, errno: errno) }
+        self.fd = fd
+        var cleanup = true
+        defer { if cleanup { close(fd) } }
+
+        if drmIsMaster(fd) == 0 && drmSetMaster(fd) != 0 { throw .notMaster(path: path) }
+        var value: UInt64 = 0
+        guard drmGetCap(fd, UInt64(DRM_CAP_TIMESTAMP_MONOTONIC), &value) == 0, value == 1 else { throw .noMonotonicTimestamps }
+        value = 0
+        hasCrtcInVblankEvent = drmGetCap(fd, UInt64(DRM_CAP_CRTC_IN_VBLANK_EVENT), &value) == 0 && value == 1
+        if let version = drmGetVersion(fd) {
+            driverName = version.pointee.name.map { String(cString: $0) } ?? "unknown"
+            drmFreeVersion(version)
+        } else { driverName = "unknown" }
+
+        // Connector, CRTC and mode.
+        guard let resources = drmModeGetResources(fd) else { throw .kernel(operation: "drmModeGetResources(\(path))", errno: errno) }
+        defer { drmModeFreeResources(resources) }
+        var chosen: (connector: UnsafeMutablePointer<drmModeConnector>, name: String)?
+        for i in 0..<Int(resources.pointee.count_connectors) {
+            guard let c = drmModeGetConnector(fd, resources.pointee.connectors[i]) else { continue }
+            if c.pointee.connection == DRM_MODE_CONNECTED && c.pointee.count_modes > 0 {
+                chosen = (c, DRMDisplay.connectorName(c.pointee))
+                break
+            }
+            drmModeFreeConnector(c)
+        }
+        guard let (connector, name) = chosen else { throw .noConnectedConnector(path: path) }
+        defer { drmModeFreeConnector(connector) }
+        connectorName = name
+        connectorID = connector.pointee.connector_id
+        var modes: [(DisplayMode, drmModeModeInfo)] = []
+        for i in 0..<Int(connector.pointee.count_modes) {
+            let info = connector.pointee.modes[i]
+            modes.append((DisplayMode(info), info))
+        }
+        let selected: DisplayMode
+        if let request = options.mode {
+            selected = try request.select(from: modes.map(\.0))
+        } else {
+            selected = modes.first(where: { $0.0.isPreferred })?.0 ?? modes[0].0
+        }
+        var info = modes.first(where: { $0.0 == selected })?.1 ?? modes.first(where: {
+            $0.0.width == selected.width && $0.0.height == selected.height })!.1
+        if modes.first(where: { $0.0 == selected }) == nil { info = DRMDisplay.custom(selected, basedOn: info) }
+        mode = selected
+        modeInfo = info
+        guard let crtc = DRMDisplay.findCrtc(fd: fd, resources: resources, connector: connector) else {
+            throw .noCRTC(connector: name)
+        }
+        crtcID = crtc
+        savedCrtc = drmModeGetCrtc(fd, crtc)
+
+        // GBM surface and EGL on it.
+        guard let device = gbm_create_device(fd) else { throw .graphics("gbm_create_device failed on \(path)") }
+        guard let gbmSurface = gbm_surface_create(device, UInt32(selected.width), UInt32(selected.height),
+                                                  DRMDisplay.xrgb8888, UInt32(GBM_BO_USE_SCANOUT.rawValue | GBM_BO_USE_RENDERING.rawValue)) else {
+            gbm_device_destroy(device)
+            throw .graphics("gbm_surface_create(\(selected.width)×\(selected.height), XRGB8888) failed")
+        }
+        gbmDevice = device
+        self.gbmSurface = gbmSurface
+        do {
+            context = try EGLDisplayContext(platform: .gbm(device: device), nativeVisualID: Int32(bitPattern: DRMDisplay.xrgb8888))
+            surface = try EGLWindowSurface(context: context, nativeWindow: UnsafeMutableRawPointer(gbmSurface))
+            try surface.configure(swapInterval: 0)
+        } catch {
+            gbm_surface_destroy(gbmSurface)
+            gbm_device_destroy(device)
+            throw .graphics(error.description)
+        }
+        cleanup = false
+        framebuffers.reserveCapacity(8)
+        eventContext.version = 4
+        eventContext.page_flip_handler = DRMDisplay.pageFlipHandler
+        eventContext.page_flip_handler2 = hasCrtcInVblankEvent ? DRMDisplay.pageFlipHandler2 : nil
+        eventContext.sequence_handler = DRMDisplay.sequenceHandler
+        dispatcher.onDemandChange = { [weak self] wanted in self?.demandChanged(wanted) }
+        startEventLoop()
+    }
+
+    isolated deinit {
+        shutDown()
+        if let savedCrtc { drmModeFreeCrtc(savedCrtc) }
+    }
+
+    /// The exact refresh period of the mode.
+    public var refreshPeriod: Nanoseconds { mode.period }
+
+    // MARK: Drawing
+
+    /// Binds the GL context for this frame.
+    public func beginFrame() throws(EGLError) { try surface.beginFrame() }
+
+    /// Unbinds the GL context from this thread.
+    public func releaseCurrent() { surface.releaseCurrent() }
+
+    /// Presents the frame: swap, then set the mode (first frame) or queue a page flip.
+    public func present() throws(DRMError) {
+        guard error == nil, !shutDownDone else { return }
+        do { try surface.swapBuffers(damage: nil, surfaceHeight: height) } catch { throw .graphics(error.description) }
+        guard let bo = gbm_surface_lock_front_buffer(gbmSurface) else { throw .graphics("gbm_surface_lock_front_buffer failed") }
+        let fb = try framebuffer(for: bo)
+        presentedDuringDispatch = true
+        pendingFrame = currentRefresh
+        if !modeSet {
+            var connector = connectorID
+            guard drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) == 0 else {
+                throw .kernel(operation: "drmModeSetCrtc(\(mode))", errno: errno)
+            }
+            modeSet = true
+            shownBO = bo
+            queueVblank()
+            return
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        guard drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), me) == 0 else {
+            gbm_surface_release_buffer(gbmSurface, bo)
+            throw .kernel(operation: "drmModePageFlip", errno: errno)
+        }
+        pendingBO = bo
+        flipsSubmitted += 1
+        waitingForEvent = true
+    }
+
+    private func framebuffer(for bo: OpaquePointer) throws(DRMError) -> UInt32 {
+        if let known = framebuffers.first(where: { $0.bo == bo }) { return known.fb }
+        var handles: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+        var pitches: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+        var offsets: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+        var modifiers: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        let planes = max(1, min(4, Int(gbm_bo_get_plane_count(bo))))
+        let modifier = gbm_bo_get_modifier(bo)
+        withUnsafeMutableBytes(of: &handles) { h in
+            withUnsafeMutableBytes(of: &pitches) { p in
+                withUnsafeMutableBytes(of: &offsets) { o in
+                    withUnsafeMutableBytes(of: &modifiers) { m in
+                        for plane in 0..<planes {
+                            h.storeBytes(of: gbm_bo_get_handle_for_plane(bo, Int32(plane)).u32, toByteOffset: plane * 4, as: UInt32.self)
+                            p.storeBytes(of: gbm_bo_get_stride_for_plane(bo, Int32(plane)), toByteOffset: plane * 4, as: UInt32.self)
+                            o.storeBytes(of: gbm_bo_get_offset(bo, Int32(plane)), toByteOffset: plane * 4, as: UInt32.self)
+                            m.storeBytes(of: modifier, toByteOffset: plane * 8, as: UInt64.self)
+                        }
+                    }
+                }
+            }
+        }
+        var fb: UInt32 = 0
+        let w = UInt32(mode.width), h = UInt32(mode.height)
+        let status: Int32
+        // Modifiers only when the buffer has a real one: DRM_FORMAT_MOD_INVALID with
+        // DRM_MODE_FB_MODIFIERS is what makes vkms reject kmscube's buffers.
+        if modifier != DRMDisplay.modInvalid {
+            status = withUnsafePointer(to: &handles) { hp in withUnsafePointer(to: &pitches) { pp in
+                withUnsafePointer(to: &offsets) { op in withUnsafePointer(to: &modifiers) { mp in
+                    drmModeAddFB2WithModifiers(fd, w, h, DRMDisplay.xrgb8888,
+                                               UnsafeRawPointer(hp).assumingMemoryBound(to: UInt32.self),
+                                               UnsafeRawPointer(pp).assumingMemoryBound(to: UInt32.self),
+                                               UnsafeRawPointer(op).assumingMemoryBound(to: UInt32.self),
+                                               UnsafeRawPointer(mp).assumingMemoryBound(to: UInt64.self),
+                                               &fb, UInt32(DRM_MODE_FB_MODIFIERS))
+                } } } }
+        } else {
+            status = withUnsafePointer(to: &handles) { hp in withUnsafePointer(to: &pitches) { pp in
+                withUnsafePointer(to: &offsets) { op in
+                    drmModeAddFB2(fd, w, h, DRMDisplay.xrgb8888,
+                                  UnsafeRawPointer(hp).assumingMemoryBound(to: UInt32.self),
+                                  UnsafeRawPointer(pp).assumingMemoryBound(to: UInt32.self),
+                                  UnsafeRawPointer(op).assumingMemoryBound(to: UInt32.self), &fb, 0)
+                } } }
+        }
+        guard status == 0 else { throw .kernel(operation: "drmModeAddFB2", errno: errno) }
+        framebuffers.append((bo, fb))
+        return fb
+    }
+
+    // MARK: Refreshes
+
+    private func demandChanged(_ wanted: Bool) {
+        guard wanted, error == nil, !waitingForEvent, !startPending else { return }
+        startPending = true
+        DispatchQueue.main.async { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self else { return }
+                self.startPending = false
+                guard self.dispatcher.wantsRefreshes, !self.waitingForEvent, self.error == nil else { return }
+                self.restarting = true
+                if self.modeSet {
+                    self.queueVblank()  // a vblank event restarts the rhythm
+                } else {
+                    // Nothing on screen yet: the first frame sets the mode.
+                    let now = MonotonicInstant.now()
+                    self.deliver(RefreshEvent(timestamp: now, sequence: nil, refreshPeriod: self.mode.period,
+                                              targetTimestamp: now + self.mode.period, provenance: .frameCallbackEstimate))
+                }
+            }
+        }
+    }
+
+    private func queueVblank() {
+        var queued: UInt64 = 0
+        let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))
+        if drmCrtcQueueSequence(fd, crtcID, UInt32(DRM_CRTC_SEQUENCE_RELATIVE), 1, &queued, token) == 0 {
+            waitingForEvent = true
+            idleTicks += 1
+        } else {
+            fail(.kernel(operation: "drmCrtcQueueSequence", errno: errno))
+        }
+    }
+
+    private func vblank(sequence: UInt64, nanoseconds: UInt64, flipped: Bool) {
+        waitingForEvent = false
+        if flipped {
+            flipsCompleted += 1
+            if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
+            shownBO = pendingBO
+            pendingBO = nil
+        }
+        lastSequence = sequence
+        let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
+        // The frame flipped (or set by the mode set) is on screen from this vblank.
+        if let frame = pendingFrame, flipped || flipsCompleted == 0 {
+            pendingFrame = nil
+            dispatcher.deliver(PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: sequence)))
+        }
+        guard dispatcher.wantsRefreshes else { return }
+        let followsStall = restarting
+        restarting = false
+        deliver(RefreshEvent(timestamp: time, sequence: sequence, refreshPeriod: mode.period,
+                             targetTimestamp: time + mode.period, provenance: .hardwareVBlank, followsStall: followsStall))
+    }
+
+    private func deliver(_ event: RefreshEvent) {
+        presentedDuringDispatch = false
+        currentRefresh = dispatcher.nextRefreshIndex
+        dispatcher.dispatch(event)
+        guard error == nil, !shutDownDone, dispatcher.wantsRefreshes, !waitingForEvent else { return }
+        if !presentedDuringDispatch && modeSet {
+            queueVblank()  // nothing drawn: tick on the next vblank without flipping
+        }
+    }
+
+    /// Extends a 32-bit flip sequence to 64 bits, across wraps.
+    nonisolated static func extend(_ sequence32: UInt32, after last: UInt64) -> UInt64 {
+        var candidate = (last & ~0xFFFF_FFFF) | UInt64(sequence32)
+        if candidate + 0x8000_0000 < last {
+            candidate += 0x1_0000_0000          // wrapped forward
+        } else if candidate > last + 0x8000_0000 && candidate >= 0x1_0000_0000 {
+            candidate -= 0x1_0000_0000          // a late event from before the wrap
+        }
+        return candidate
+    }
+
+    // MARK: Event loop
+
+    private func startEventLoop() {
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: .main)
+        source.setEventHandler { [weak self] in
+            MainActor.assumeIsolated { self?.readEvents() }
+        }
+        readSource = source
+        source.resume()
+    }
+
+    private func readEvents() {
+        guard error == nil, !shutDownDone else { return }
+        if drmHandleEvent(fd, &eventContext) != 0 { fail(.kernel(operation: "drmHandleEvent", errno: errno)) }
+    }
+
+    private func fail(_ failure: DRMError) {
+        guard error == nil else { return }
+        error = failure
+        dispatcher.invalidateAll()
+        onError?(failure)
+    }
+
+    // MARK: Shutdown
+
+    /// Restores the CRTC that was there before, frees buffers and drops master. Idempotent.
+    public func shutDown() {
+        guard !shutDownDone else { return }
+        shutDownDone = true
+        readSource?.cancel()
+        readSource = nil
+        // Restore what was on screen before (fbcon's framebuffer, or nothing).
+        if let saved = savedCrtc?.pointee {
+            var connector = connectorID
+            var savedMode = saved.mode
+            if saved.mode_valid != 0 && saved.buffer_id != 0 {
+                drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode)
+            } else {
+                drmModeSetCrtc(fd, saved.crtc_id, 0, 0, 0, nil, 0, nil)
+            }
+        }
+        for entry in framebuffers { drmModeRmFB(fd, entry.fb) }
+        framebuffers.removeAll()
+        surface.releaseCurrent()
+        drmDropMaster(fd)
+        // The EGL surface and context go with this object; the GBM objects and fd after them.
+        let fd = self.fd, gbmSurface = self.gbmSurface, gbmDevice = self.gbmDevice
+        nonisolated(unsafe) let s = gbmSurface, d = gbmDevice
+        DispatchQueue.main.async {
+            gbm_surface_destroy(s)
+            gbm_device_destroy(d)
+            close(fd)
+        }
+    }
+
+    /// The current CRTC's framebuffer, mode validity and size (for checking the restore).
+    public static func crtcState(devicePath: String) -> (buffer: UInt32, modeValid: Bool, width: Int, height: Int)? {
+        let fd = open(devicePath, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard let resources = drmModeGetResources(fd) else { return nil }
+        defer { drmModeFreeResources(resources) }
+        guard resources.pointee.count_crtcs > 0, let crtc = drmModeGetCrtc(fd, resources.pointee.crtcs[0]) else { return nil }
+        defer { drmModeFreeCrtc(crtc) }
+        return (crtc.pointee.buffer_id, crtc.pointee.mode_valid != 0, Int(crtc.pointee.width), Int(crtc.pointee.height))
+    }
+
+    // MARK: Helpers
+
+    /// The error for a failed open of a DRM device.
+    public nonisolated static func openError(path: String, errno code: Int32) -> DRMError {
+        switch code {
+        case ENOENT, ENODEV, ENXIO: .noDevice(path: path)
+        case EACCES, EPERM: .permissionDenied(path: path)
+        default: .kernel(operation: "open(\(path))", errno: code)
+        }
+    }
+
+    static let xrgb8888: UInt32 = 0x3432_5258  // 'X' 'R' '2' '4'
+    static let modInvalid: UInt64 = 0x00FF_FFFF_FFFF_FFFF
+
+    /// The first /dev/dri/cardN with a connected connector.
+    static func findDevice() throws(DRMError) -> String {
+        var sawDevice = false
+        for n in 0..<16 {
+            let path = "/dev/dri/card\(n)"
+            guard access(path, F_OK) == 0 else { continue }
+            sawDevice = true
+            let fd = open(path, O_RDWR | O_CLOEXEC)
+            if fd < 0 {
+                if errno == EACCES || errno == EPERM { throw .permissionDenied(path: path) }
+                continue
+            }
+            defer { close(fd) }
+            guard let resources = drmModeGetResources(fd) else { continue }
+            defer { drmModeFreeResources(resources) }
+            for i in 0..<Int(resources.pointee.count_connectors) {
+                guard let c = drmModeGetConnector(fd, resources.pointee.connectors[i]) else { continue }
+                let connected = c.pointee.connection == DRM_MODE_CONNECTED
+                drmModeFreeConnector(c)
+                if connected { return path }
+            }
+        }
+        if sawDevice { throw .noConnectedConnector(path: "/dev/dri/card*") }
+        throw .noDevices
+    }
+
+    static func connectorName(_ c: drmModeConnector) -> String {
+        let type: String
+        switch c.connector_type {
+        case UInt32(DRM_MODE_CONNECTOR_VIRTUAL): type = "Virtual"
+        case UInt32(DRM_MODE_CONNECTOR_HDMIA): type = "HDMI-A"
+        case UInt32(DRM_MODE_CONNECTOR_DisplayPort): type = "DP"
+        case UInt32(DRM_MODE_CONNECTOR_eDP): type = "eDP"
+        case UInt32(DRM_MODE_CONNECTOR_VGA): type = "VGA"
+        case UInt32(DRM_MODE_CONNECTOR_DVII), UInt32(DRM_MODE_CONNECTOR_DVID): type = "DVI"
+        case UInt32(DRM_MODE_CONNECTOR_LVDS): type = "LVDS"
+        default: type = "Connector\(c.connector_type)"
+        }
+        return "\(type)-\(c.connector_type_id)"
+    }
+
+    static func findCrtc(fd: Int32, resources: UnsafeMutablePointer<drmModeRes>,
+                         connector: UnsafeMutablePointer<drmModeConnector>) -> UInt32? {
+        if let encoder = drmModeGetEncoder(fd, connector.pointee.encoder_id) {
+            defer { drmModeFreeEncoder(encoder) }
+            if encoder.pointee.crtc_id != 0 { return encoder.pointee.crtc_id }
+        }
+        for e in 0..<Int(connector.pointee.count_encoders) {
+            guard let encoder = drmModeGetEncoder(fd, connector.pointee.encoders[e]) else { continue }
+            defer { drmModeFreeEncoder(encoder) }
+            for c in 0..<Int(resources.pointee.count_crtcs) where encoder.pointee.possible_crtcs & (1 << UInt32(c)) != 0 {
+                return resources.pointee.crtcs[c]
+            }
+        }
+        return nil
+    }
+
+    /// A kernel mode struct with the timings of `mode`, stretching `base`'s vertical blanking.
+    static func custom(_ mode: DisplayMode, basedOn base: drmModeModeInfo) -> drmModeModeInfo {
+        var info = base
+        info.clock = UInt32(mode.clock)
+        info.htotal = UInt16(mode.htotal)
+        let extra = UInt16(mode.vtotal) &- base.vtotal
+        info.vtotal = UInt16(mode.vtotal)
+        info.vsync_start = base.vsync_start &+ extra
+        info.vsync_end = base.vsync_end &+ extra
+        info.vrefresh = UInt32(mode.vrefresh)
+        info.type = UInt32(DRM_MODE_TYPE_USERDEF)
+        let name = Array("\(mode.width)x\(mode.height)@\(mode.vrefresh)".utf8.prefix(31)) + [0]
+        withUnsafeMutableBytes(of: &info.name) { raw in
+            for (i, b) in name.enumerated() { raw[i] = b }
+        }
+        return info
+    }
+
+    // MARK: C callbacks
+
+    private nonisolated static let pageFlipHandler: @convention(c) (Int32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void = {
+        _, sequence, seconds, microseconds, data in
+        guard let data else { return }
+        let display = Unmanaged<DRMDisplay>.fromOpaque(data).takeUnretainedValue()
+        MainActor.assumeIsolated {
+            display.vblank(sequence: extend(sequence, after: display.lastSequence),
+                           nanoseconds: UInt64(seconds) * 1_000_000_000 + UInt64(microseconds) * 1000, flipped: true)
+        }
+    }
+
+    private nonisolated static let pageFlipHandler2: @convention(c) (Int32, UInt32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void = {
+        _, sequence, seconds, microseconds, _, data in
+        guard let data else { return }
+        let display = Unmanaged<DRMDisplay>.fromOpaque(data).takeUnretainedValue()
+        MainActor.assumeIsolated {
+            display.vblank(sequence: extend(sequence, after: display.lastSequence),
+                           nanoseconds: UInt64(seconds) * 1_000_000_000 + UInt64(microseconds) * 1000, flipped: true)
+        }
+    }
+
+    private nonisolated static let sequenceHandler: @convention(c) (Int32, UInt64, UInt64, UInt64) -> Void = {
+        _, sequence, nanoseconds, token in
+        guard let pointer = UnsafeMutableRawPointer(bitPattern: UInt(token)) else { return }
+        let display = Unmanaged<DRMDisplay>.fromOpaque(pointer).takeUnretainedValue()
+        MainActor.assumeIsolated {
+            display.vblank(sequence: sequence, nanoseconds: nanoseconds, flipped: false)
+        }
+    }
+}
+
+extension DisplayMode {
+    init(_ info: drmModeModeInfo) {
+        self.init(width: Int(info.hdisplay), height: Int(info.vdisplay), htotal: Int(info.htotal), vtotal: Int(info.vtotal),
+                  clock: Int(info.clock), interlaced: info.flags & UInt32(DRM_MODE_FLAG_INTERLACE) != 0,
+                  doubleScan: info.flags & UInt32(DRM_MODE_FLAG_DBLSCAN) != 0, vrefresh: Int(info.vrefresh),
+                  isPreferred: info.type & UInt32(DRM_MODE_TYPE_PREFERRED) != 0)
+    }
+}

@@ -1,0 +1,44 @@
+/// Everything the DRM/KMS backend can fail with, worded so a person can act on it.
+public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
+    case noDevice(path: String)
+    case noDevices
+    case permissionDenied(path: String)
+    case notMaster(path: String)
+    case noConnectedConnector(path: String)
+    case noCRTC(connector: String)
+    case badModeSyntax(String)
+    case modeNotFound(requested: String, available: [String])
+    case noMonotonicTimestamps
+    case kernel(operation: String, errno: Int32)
+    case graphics(String)
+
+    public var description: String {
+        switch self {
+        case .noDevice(let path):
+            "No DRM device at \(path). List the devices with `ls /dev/dri`; pass one with --device."
+        case .noDevices:
+            "No DRM/KMS device with a connected display was found under /dev/dri (no GPU or KMS driver is loaded)."
+        case .permissionDenied(let path):
+            "Permission denied opening \(path). Add your user to the 'video' group (then log in again), "
+                + "or run through a seat manager (seatd, systemd-logind)."
+        case .notMaster(let path):
+            "Cannot become DRM master of \(path): another program (usually a Wayland or X compositor) owns the display. "
+                + "Run from a text console, stop the compositor, or use --backend wayland."
+        case .noConnectedConnector(let path):
+            "No connected display on \(path): plug in a monitor, or pick another card with --device."
+        case .noCRTC(let connector):
+            "No display controller (CRTC) can drive \(connector)."
+        case .badModeSyntax(let text):
+            "Cannot read the mode '\(text)': write it as WxH or WxH@Hz, e.g. 1024x768 or 640x480@144."
+        case .modeNotFound(let requested, let available):
+            "The display has no \(requested) mode. It offers: \(available.joined(separator: ", "))."
+        case .noMonotonicTimestamps:
+            "The DRM driver does not report vblank times on CLOCK_MONOTONIC (DRM_CAP_TIMESTAMP_MONOTONIC is 0), "
+                + "so frame times cannot be trusted."
+        case .kernel(let operation, let errno):
+            "\(operation) failed (errno \(errno))."
+        case .graphics(let message):
+            message
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import DRMBackend
+import DisplayLinkCore
+import Foundation
+import GLESRenderer
+import Testing
+
+/// True inside `Scripts/vkms-vm` (and on any machine with a KMS device).
+let hasKMS = FileManager.default.fileExists(atPath: "/dev/dri/card0")
+let insideVM = ProcessInfo.processInfo.environment["DISPLAYLINK_IN_VKMS_VM"] == "1"
+
+@Test("inside the vkms VM, the DRM device exists (the hardware tests below must not skip there)")
+func vmHasDevice() {
+    if insideVM { #expect(hasKMS, "no /dev/dri/card0 inside the VM: vkms did not load") }
+}
+
+/// A link on a DRM display that draws (or not) and records frames and presentations.
+@MainActor
+final class FlipClient {
+    let display: DRMDisplay
+    var link: DisplayLink?
+    var frames: [DisplayFrame] = []
+    var presented: [UInt64: MonotonicInstant] = [:]
+    var draws = true
+    var painter = ScissorPainter()
+    var failure: Error?
+
+    init(_ options: DRMDisplay.Options) throws {
+        display = try DRMDisplay(options: options)
+    }
+
+    func start() {
+        let link = DisplayLink(source: display, target: self) { client, link in client.tick(link) }
+        link.presentationHandler = { [weak self] feedback in
+            if case .presented(let at, _) = feedback.outcome { self?.presented[feedback.refreshIndex] = at }
+        }
+        self.link = link
+    }
+
+    func tick(_ link: DisplayLink) {
+        frames.append(link.frame)
+        guard draws || frames.count == 1 else { return }
+        do {
+            try display.beginFrame()
+            painter.begin(width: display.width, height: display.height, background: RGBA(0.1, 0.1, 0.2))
+            painter.fill(x: Int32(frames.count * 4 % 600), y: 200, width: 40, height: 40, color: RGBA(1, 0.5, 0))
+            try display.present()
+        } catch { failure = error }
+    }
+}
+
+/// A child process started with posix_spawn and reaped with waitpid (Foundation's Process cannot
+/// watch children inside the VM: it fails to create its wake-up socket pair).
+struct Child {
+    let pid: pid_t
+    init(_ arguments: [String]) throws {
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let status = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
+        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: status) }
+        self.pid = pid
+    }
+
+    /// Waits without blocking the main actor; kills the child after 90 s and returns nil.
+    @MainActor
+    func wait() async -> Int32? {
+        var status: Int32 = 0
+        let ended = await waitFor(.seconds(90)) { waitpid(pid, &status, WNOHANG) == pid }
+        guard ended else {
+            kill(pid, SIGKILL)
+            waitpid(pid, &status, 0)
+            return nil
+        }
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+}
+
+@MainActor
+func waitFor(_ limit: Duration = .seconds(120), _ condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock(), deadline = clock.now + limit
+    while !condition() {
+        if clock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
+
+@MainActor
+@Suite("DRM/KMS on vkms (inside Scripts/vkms-vm)", .serialized, .enabled(if: hasKMS))
+struct VKMSTests {
+    /// Frames after the start-up pair (the mode set, and the first vblank after it).
+    func steady(_ frames: [DisplayFrame]) -> ArraySlice<DisplayFrame> { frames.dropFirst(2) }
+
+    @Test("mode set and 120 flips: sequences step by one or the misses match the gaps; exact duration; deltas")
+    func flips() async throws {
+        let before = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60")))
+        #expect(client.display.driverName == "vkms")
+        #expect(client.display.connectorName == "Virtual-1")
+        // The exact period from the timings, computed here independently (rounded to the ns).
+        let m = client.display.mode
+        let exact = Nanoseconds((Int64(m.htotal) * Int64(m.vtotal) * 1_000_000 + Int64(m.clock) / 2) / Int64(m.clock))
+        client.start()
+        #expect(await waitFor { client.frames.count >= 122 })
+        client.link?.invalidate()
+        #expect(client.failure == nil, "\(String(describing: client.failure))")
+        let frames = Array(steady(client.frames))
+        var intervals: [Int64] = []
+        for (a, b) in zip(frames, frames.dropFirst()) {
+            let steps = Int64(b.sequence - a.sequence)
+            #expect(b.missedFrames == Int(steps) - 1, "seq \(a.sequence)→\(b.sequence)")
+            let gap = (b.timestamp - a.timestamp).value
+            #expect(abs(gap - steps * exact.value) < 100_000, "gap \(gap) ns over \(steps) vblanks")  // vblank jitter, not a speed limit
+            #expect(b.delta == b.timestamp - a.timestamp)
+            intervals.append(gap / steps)
+            #expect(b.provenance == .hardwareVBlank)
+            #expect(b.targetTimestamp == b.timestamp + exact)
+        }
+        #expect(frames.allSatisfy { abs($0.duration.value - exact.value) <= 1_000 })
+        #expect(client.display.flipsCompleted >= 119)
+        // The frame drawn in a callback is presented at the vblank after it.
+        let predicted = frames.compactMap { f in client.presented[f.refreshIndex].map { ($0 - f.targetTimestamp).value } }
+        // Flip events carry microseconds: a prediction within 1 µs is exact.
+        let exactPredictions = predicted.filter { abs($0) <= 1_000 }.count
+        #expect(exactPredictions == predicted.count)
+        intervals.sort()
+        let span = frames.last!.sequence - frames.first!.sequence
+        print("[drm] vkms \(client.display.mode): exact period \(exact.value) ns, measured median vblank interval "
+              + "\(intervals[intervals.count / 2]) ns; \(frames.count) callbacks over \(span + 1) vblanks "
+              + "(\(Double(frames.count) / Double(span + 1)) per vblank); prediction within 1 µs for \(exactPredictions)/\(predicted.count)")
+        client.display.shutDown()
+        let after = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
+        #expect(before?.buffer == after?.buffer && before?.modeValid == after?.modeValid, "CRTC not restored: \(String(describing: before)) → \(String(describing: after))")
+    }
+
+    @Test("a custom 144 Hz mode: duration 1/144 s exact, and vkms flips at that rate")
+    func custom144() async throws {
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@144")))
+        #expect(client.display.mode.period.value == 6_944_444)
+        client.start()
+        #expect(await waitFor { client.frames.count >= 40 })
+        client.link?.invalidate()
+        let frames = Array(steady(client.frames))
+        #expect(frames.allSatisfy { $0.duration.value == 6_944_444 })
+        var perVblank: [Int64] = []
+        for (a, b) in zip(frames, frames.dropFirst()) { perVblank.append((b.timestamp - a.timestamp).value / Int64(b.sequence - a.sequence)) }
+        perVblank.sort()
+        let median = perVblank[perVblank.count / 2]
+        #expect(abs(median - 6_944_444) < 50_000, "median vblank interval \(median) ns")
+        print("[drm] 144 Hz custom mode: measured median vblank interval \(median) ns (exact 6944444)")
+        client.display.shutDown()
+    }
+
+    @Test("a tick without drawing still ticks: vblank events, no flips")
+    func tickWithoutDrawing() async throws {
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480")))
+        client.draws = false
+        client.start()
+        #expect(await waitFor { client.frames.count >= 30 })
+        client.link?.invalidate()
+        #expect(client.display.flipsSubmitted == 0)  // only the mode set, no page flips
+        #expect(client.display.idleTicks >= 29)
+        let frames = Array(steady(client.frames))
+        for (a, b) in zip(frames, frames.dropFirst()) {
+            #expect(b.sequence > a.sequence)
+            #expect(b.missedFrames == Int(b.sequence - a.sequence) - 1)
+        }
+        client.display.shutDown()
+    }
+
+    @Test("errors: no such device, a mode the display does not have, and a second master")
+    func errors() throws {
+        #expect(throws: DRMError.noDevice(path: "/dev/dri/card9")) { try DRMDisplay(options: .init(devicePath: "/dev/dri/card9")) }
+        do {
+            _ = try DRMDisplay(options: .init(mode: try ModeRequest(parsing: "1234x777")))
+            Issue.record("a mode that does not exist was accepted")
+        } catch {
+            guard case .modeNotFound(_, let available) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(available.contains("1024x768"))
+        }
+        let first = try DRMDisplay(options: .init(mode: try ModeRequest(parsing: "640x480")))
+        #expect(throws: DRMError.notMaster(path: "/dev/dri/card0")) { try DRMDisplay(options: .init(devicePath: "/dev/dri/card0")) }
+        first.shutDown()
+    }
+
+    @Test("the demo: bounce 120 frames at 640x480 with a report; SIGTERM restores the CRTC")
+    func demoRuns() async throws {
+        let demo = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo").path
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("drm-bounce.json").path
+        let before = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
+        let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--frames", "120", "--report", report])
+        #expect(await run.wait() == 0)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
+        #expect(json["backend"] as? String == "drm")
+        let frames = json["frames"] as? [[String: Any]] ?? []
+        #expect(frames.count == 120)
+        let presented = frames.filter { $0["presented"] is Double }.count
+        #expect(presented >= 118)
+        let sequences = frames.compactMap { $0["sequence"] as? Int }
+        let steadySpan = sequences.last! - sequences[2] + 1
+        print("[drm] demo bounce 640x480: \(presented) presented; flips per vblank after start-up \(Double(frames.count - 2) / Double(steadySpan)), "
+              + "whole run \(Double(presented) / Double(sequences.last! - sequences[0] + 1))")
+        #expect(DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer == before?.buffer)
+
+        // SIGTERM mid-run: a clean exit, and the CRTC is back.
+        let long = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600"])
+        // Terminate once it is really on screen (its framebuffer is on the CRTC).
+        let onScreen = await waitFor(.seconds(120)) { DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer != before?.buffer }
+        #expect(onScreen, "the demo never set its mode")
+        kill(long.pid, SIGTERM)
+        #expect(await long.wait() == 0)
+        #expect(DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer == before?.buffer)
+    }
+}
