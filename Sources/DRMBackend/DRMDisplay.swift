@@ -488,8 +488,9 @@ public final class DRMDisplay: FrameSource {
 
     // MARK: C callbacks
 
-    private nonisolated static let pageFlipHandler: @convention(c) (Int32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void = {
-        _, sequence, seconds, microseconds, data in
+    /// Both page-flip callbacks (with and without the CRTC id) report the same thing.
+    private nonisolated static func flipCompleted(_ sequence: UInt32, _ seconds: UInt32, _ microseconds: UInt32,
+                                                  _ data: UnsafeMutableRawPointer?) {
         guard let data else { return }
         let display = Unmanaged<DRMDisplay>.fromOpaque(data).takeUnretainedValue()
         MainActor.assumeIsolated {
@@ -498,14 +499,12 @@ public final class DRMDisplay: FrameSource {
         }
     }
 
+    private nonisolated static let pageFlipHandler: @convention(c) (Int32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void = {
+        _, sequence, seconds, microseconds, data in flipCompleted(sequence, seconds, microseconds, data)
+    }
+
     private nonisolated static let pageFlipHandler2: @convention(c) (Int32, UInt32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void = {
-        _, sequence, seconds, microseconds, _, data in
-        guard let data else { return }
-        let display = Unmanaged<DRMDisplay>.fromOpaque(data).takeUnretainedValue()
-        MainActor.assumeIsolated {
-            display.vblank(sequence: extend(sequence, after: display.lastSequence),
-                           nanoseconds: UInt64(seconds) * 1_000_000_000 + UInt64(microseconds) * 1000, flipped: true)
-        }
+        _, sequence, seconds, microseconds, _, data in flipCompleted(sequence, seconds, microseconds, data)
     }
 
     private nonisolated static let sequenceHandler: @convention(c) (Int32, UInt64, UInt64, UInt64) -> Void = {

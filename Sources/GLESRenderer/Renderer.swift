@@ -251,7 +251,7 @@ public final class Renderer {
         glUseProgram(rectProgram.program)
         glUniform2f(rectViewport, Float(width), Float(height))
         draw(data: data, count: count, floats: Renderer.rectFloats, buffer: layers[i].rectBuffer, upload: upload,
-             attributes: [(1, 4, 0), (2, 4, 4), (3, 1, 8)])
+             attributes: Renderer.rectAttributes)
     }
 
     private func drawGlyphs(layer i: Int, upload: Bool) {
@@ -265,14 +265,20 @@ public final class Renderer {
         glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
         glUniform1i(glyphSampler, 0)
         draw(data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: upload,
-             attributes: [(1, 4, 0), (2, 4, 4), (4, 4, 8)])
+             attributes: Renderer.glyphAttributes)
     }
+
+    /// Per-instance attribute layouts: (location, components, first float). Static, so drawing
+    /// builds no arrays per frame.
+    private static let rectAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (3, 1, 8)]
+    private static let glyphAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (4, 4, 8)]
+    /// The six corners of the two triangles of an expanded (GLES 2) instance.
+    private static let triangleCorners: [(Float, Float)] = [(0, 0), (1, 0), (0, 1), (0, 1), (1, 0), (1, 1)]
 
     /// Draws `count` instances: instanced on GLES 3, expanded to triangles on GLES 2.
     /// `attributes`: (location, components, first float) of each per-instance attribute.
     private func draw(data: ContiguousArray<Float>, count: Int, floats: Int, buffer: GLuint, upload: Bool,
                       attributes: [(GLuint, GLint, Int)]) {
-        let used: [GLuint] = [0] + attributes.map(\.0)
         if usesInstancing {
             glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
             glEnableVertexAttribArray(0)
@@ -300,10 +306,9 @@ public final class Renderer {
             glBindBuffer(GLenum(GL_ARRAY_BUFFER), buffer)
             if upload {
                 expanded.removeAll(keepingCapacity: true)
-                let corners: [(Float, Float)] = [(0, 0), (1, 0), (0, 1), (0, 1), (1, 0), (1, 1)]
                 for instance in 0..<count {
                     let base = instance * floats
-                    for (cx, cy) in corners {
+                    for (cx, cy) in Renderer.triangleCorners {
                         expanded.append(cx); expanded.append(cy)
                         for k in 0..<floats { expanded.append(data[base + k]) }
                     }
@@ -323,7 +328,8 @@ public final class Renderer {
             }
             glDrawArrays(GLenum(GL_TRIANGLES), 0, GLsizei(count * 6))
         }
-        for location in used { glDisableVertexAttribArray(location) }
+        glDisableVertexAttribArray(0)
+        for (location, _, _) in attributes { glDisableVertexAttribArray(location) }
         drawCalls += 1
     }
 
