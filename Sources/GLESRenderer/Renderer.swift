@@ -31,13 +31,31 @@ public final class Renderer {
         var previousBounds = Bounds()
         var rectBuffer: GLuint = 0
         var glyphBuffer: GLuint = 0
+        /// Kept from frame to frame until its owner clears it (see ``Renderer/setRetained(_:_:)``).
+        var retained = false
 
         /// This frame's contents become the reference for the next frame's change check; the old
-        /// reference's storage is reused for the next frame (no allocation).
-        mutating func keepAsPrevious() {
-            swap(&rects, &previousRects)
-            swap(&glyphs, &previousGlyphs)
+        /// reference's storage is reused for the next frame (no allocation). A retained layer keeps
+        /// its contents, so they are copied (only when they changed) instead of swapped.
+        mutating func keepAsPrevious(changed: Bool) {
+            if retained {
+                if changed {
+                    previousRects.removeAll(keepingCapacity: true)
+                    previousRects.append(contentsOf: rects)
+                    previousGlyphs.removeAll(keepingCapacity: true)
+                    previousGlyphs.append(contentsOf: glyphs)
+                }
+            } else {
+                swap(&rects, &previousRects)
+                swap(&glyphs, &previousGlyphs)
+            }
             previousBounds = bounds
+        }
+
+        mutating func clear() {
+            rects.removeAll(keepingCapacity: true)
+            glyphs.removeAll(keepingCapacity: true)
+            bounds = Bounds()
         }
     }
 
@@ -87,8 +105,13 @@ public final class Renderer {
     public init(atlas: GlyphAtlas, glesMajorVersion: Int32) throws(GLError) {
         self.atlas = atlas
         usesInstancing = glesMajorVersion >= 3
-        rectProgram = try ShaderProgram(vertex: Shaders.rectVertex, fragment: Shaders.rectFragment, attributes: Shaders.attributes)
-        glyphProgram = try ShaderProgram(vertex: Shaders.glyphVertex, fragment: Shaders.glyphFragment, attributes: Shaders.attributes)
+        if usesInstancing {
+            rectProgram = try ShaderProgram(vertex: Shaders300.rectVertex, fragment: Shaders300.rectFragment, attributes: Shaders.attributes)
+            glyphProgram = try ShaderProgram(vertex: Shaders300.glyphVertex, fragment: Shaders300.glyphFragment, attributes: Shaders.attributes)
+        } else {
+            rectProgram = try ShaderProgram(vertex: Shaders.rectVertex, fragment: Shaders.rectFragment, attributes: Shaders.attributes)
+            glyphProgram = try ShaderProgram(vertex: Shaders.glyphVertex, fragment: Shaders.glyphFragment, attributes: Shaders.attributes)
+        }
         rectViewport = rectProgram.uniform("u_viewport")
         glyphViewport = glyphProgram.uniform("u_viewport")
         glyphAtlasSize = glyphProgram.uniform("u_atlas_size")
@@ -144,15 +167,25 @@ public final class Renderer {
         layers[layer].clip = clip
     }
 
-    /// Starts a frame: every layer starts empty.
+    /// A retained layer keeps what was added to it from frame to frame, until ``clear(_:)``: its
+    /// owner lays it out only when its contents change (a HUD that updates twice a second), and an
+    /// unchanged retained layer is drawn from its GPU buffer without re-uploading.
+    public func setRetained(_ layer: LayerID, _ retained: Bool) {
+        layers[layer].retained = retained
+    }
+
+    /// Empties a layer now (for a retained layer, before laying out its new contents).
+    public func clear(_ layer: LayerID) {
+        layers[layer].clear()
+    }
+
+    /// Starts a frame: every layer that is not retained starts empty.
     public func beginFrame(width: Int32, height: Int32, clearColor: RGBA) {
         self.width = width
         self.height = height
         self.clearColor = clearColor
-        for i in layers.indices {
-            layers[i].rects.removeAll(keepingCapacity: true)
-            layers[i].glyphs.removeAll(keepingCapacity: true)
-            layers[i].bounds = Bounds()
+        for i in layers.indices where !layers[i].retained {
+            layers[i].clear()
         }
     }
 
@@ -227,7 +260,7 @@ public final class Renderer {
             }
             drawRects(layer: i, upload: rectsChanged)
             drawGlyphs(layer: i, upload: glyphsChanged)
-            layers[i].keepAsPrevious()
+            layers[i].keepAsPrevious(changed: rectsChanged || glyphsChanged)
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
         if frameChanged {

@@ -135,3 +135,76 @@ enum Shaders {
 
     static let attributes = ["a_corner", "a_rect", "a_color", "a_radius", "a_uv"]
 }
+
+/// GLSL ES 3.00 sources for GLES 3 contexts: the same pictures, but values that are constant
+/// across a rectangle or glyph are `flat`, so the rasteriser does not interpolate them per pixel.
+/// Software rasterisers (llvmpipe) spend much of a small primitive's time interpolating; here only
+/// the rectangle-local position and texture coordinates are interpolated.
+enum Shaders300 {
+    static let header = """
+        #version 300 es
+        precision highp float;
+
+        """
+
+    static let rectVertex = header + """
+        in vec2 a_corner;
+        in vec4 a_rect;
+        in vec4 a_color;
+        in float a_radius;
+        uniform vec2 u_viewport;
+        out vec2 v_local;
+        flat out vec4 v_color;
+        flat out vec3 v_shape;  // xy: half size less the corner radius, z: corner radius
+        void main() {
+            vec2 p = a_rect.xy + a_corner * a_rect.zw;
+            vec2 half_size = a_rect.zw * 0.5;
+            float r = min(a_radius, min(half_size.x, half_size.y));
+            v_local = p - (a_rect.xy + half_size);
+            v_shape = vec3(half_size - vec2(r), r);
+            v_color = a_color;
+            gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+        }
+        """
+
+    static let rectFragment = header + """
+        in vec2 v_local;
+        flat in vec4 v_color;
+        flat in vec3 v_shape;
+        out vec4 fragColor;
+        void main() {
+            vec2 q = abs(v_local) - v_shape.xy;
+            float d = length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - v_shape.z;
+            float a = v_color.a * clamp(0.5 - d, 0.0, 1.0);
+            fragColor = vec4(v_color.rgb * a, a);
+        }
+        """
+
+    static let glyphVertex = header + """
+        in vec2 a_corner;
+        in vec4 a_rect;
+        in vec4 a_color;
+        in vec4 a_uv;
+        uniform vec2 u_viewport;
+        uniform vec2 u_atlas_size;
+        out vec2 v_uv;
+        flat out vec4 v_color;
+        void main() {
+            vec2 p = a_rect.xy + a_corner * a_rect.zw;
+            v_uv = (a_uv.xy + a_corner * a_uv.zw) / u_atlas_size;
+            v_color = a_color;
+            gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+        }
+        """
+
+    static let glyphFragment = header + """
+        uniform sampler2D u_atlas;
+        in vec2 v_uv;
+        flat in vec4 v_color;
+        out vec4 fragColor;
+        void main() {
+            float a = v_color.a * texture(u_atlas, v_uv).a;
+            fragColor = vec4(v_color.rgb * a, a);
+        }
+        """
+}

@@ -1,32 +1,56 @@
 import DisplayLinkCore
 import GLESRenderer
 
-/// The HUD's values, kept up to date by whoever runs the link.
+/// The HUD's values, kept up to date by whoever runs the link. What the panel shows (``shown``)
+/// changes at most twice a second, as a person can read it: frame rate and the longest delta over
+/// the last half second, total missed refreshes, and the timestamps' provenance.
 public struct HUDValues: Sendable {
-    public var fps: Double = 0
-    public var deltaMilliseconds: Double = 0
-    public var missed = 0
-    public var provenance: TimestampProvenance = .frameCallbackEstimate
-    public var paused = false
+    /// What the panel shows.
+    public struct Shown: Equatable, Sendable {
+        public var fps: Double = 0
+        /// The longest delta in the last window (the first frame's delta before the first window ends).
+        public var maxDeltaMilliseconds: Double = 0
+        public var missed = 0
+        public var provenance: TimestampProvenance = .frameCallbackEstimate
+        public var paused = false
+    }
+
+    public private(set) var shown = Shown()
+    /// Total missed refreshes so far (up to date every frame).
+    public private(set) var missed = 0
+    public var paused = false {
+        didSet { shown.paused = paused }
+    }
     public init() {}
 
     private var windowStart = MonotonicInstant.zero
     private var windowFrames = 0
+    private var windowMaxDelta = 0.0
     private var started = false
 
-    /// Folds one frame in: fps over half-second windows, last delta, total misses, provenance.
+    /// Folds one frame in; ``shown`` changes on the first frame, when a half-second window ends,
+    /// and when the provenance changes.
     public mutating func record(_ frame: DisplayFrame) {
-        if !started { started = true; windowStart = frame.timestamp }
+        missed += frame.missedFrames
+        windowMaxDelta = max(windowMaxDelta, frame.deltaTime)
+        if !started {
+            started = true
+            windowStart = frame.timestamp
+            shown.maxDeltaMilliseconds = frame.deltaTime * 1000
+            shown.provenance = frame.provenance
+            return
+        }
         windowFrames += 1
         let span = (frame.timestamp - windowStart).seconds
         if span >= 0.5 {
-            fps = Double(windowFrames) / span
+            shown.fps = Double(windowFrames) / span
+            shown.maxDeltaMilliseconds = windowMaxDelta * 1000
+            shown.missed = missed
             windowStart = frame.timestamp
             windowFrames = 0
+            windowMaxDelta = 0
         }
-        deltaMilliseconds = frame.deltaTime * 1000
-        missed += frame.missedFrames
-        provenance = frame.provenance
+        shown.provenance = frame.provenance
     }
 }
 
@@ -36,13 +60,20 @@ public final class HUDOverlay {
     private let renderer: Renderer
     private let layer: Renderer.LayerID
     private var line = TextBuffer(capacity: 64)
+    private var laidOut: HUDValues.Shown?
 
     public init(renderer: Renderer) {
         self.renderer = renderer
         layer = renderer.makeLayer(reserving: 128)
+        renderer.setRetained(layer, true)
     }
 
+    /// Draws the panel this frame; it is laid out again only when what it shows changed.
     public func draw(_ values: HUDValues) {
+        let shown = values.shown
+        guard shown != laidOut else { return }
+        laidOut = shown
+        renderer.clear(layer)
         let face = 0
         let lineHeight = Float(renderer.atlas.faces[face].lineHeight) + 2
         let ascender = Float(renderer.atlas.faces[face].ascender)
@@ -52,18 +83,18 @@ public final class HUDOverlay {
         var baseline: Float = 14 + ascender
         let color = RGBA(1, 1, 1, 1)
 
-        line.clear(); line.append("fps "); line.append(values.fps, decimals: 1)
-        if values.paused { line.append("  (paused)") }
+        line.clear(); line.append("fps "); line.append(shown.fps, decimals: 1)
+        if shown.paused { line.append("  (paused)") }
         renderer.addText(layer, line.bytes, x: x, baseline: baseline, face: face, color: color)
         baseline += lineHeight
-        line.clear(); line.append("delta "); line.append(values.deltaMilliseconds, decimals: 2); line.append(" ms")
+        line.clear(); line.append("max delta "); line.append(shown.maxDeltaMilliseconds, decimals: 2); line.append(" ms")
         renderer.addText(layer, line.bytes, x: x, baseline: baseline, face: face, color: color)
         baseline += lineHeight
-        line.clear(); line.append("missed "); line.append(values.missed)
+        line.clear(); line.append("missed "); line.append(shown.missed)
         renderer.addText(layer, line.bytes, x: x, baseline: baseline, face: face, color: color)
         baseline += lineHeight
         line.clear()
-        switch values.provenance {
+        switch shown.provenance {
         case .hardwareVBlank: line.append("hardware vblank")
         case .presentationFeedback: line.append("presentation feedback")
         case .frameCallbackEstimate: line.append("frame-callback estimate")

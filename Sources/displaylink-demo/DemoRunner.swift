@@ -102,6 +102,8 @@ final class DemoRunner {
 
     private func tick(_ link: DisplayLink) {
         let cpuStart = threadCPUTime()
+        let callbackAt = MonotonicInstant.now()
+        var encodedAt = callbackAt
         let frame = link.frame
         if startedAt == nil { startedAt = frame.timestamp }
         hudValues.record(frame)
@@ -116,8 +118,9 @@ final class DemoRunner {
             try host.beginFrame()
             renderer.beginFrame(width: width, height: height, clearColor: scene.background)
             scene.draw()
-            hud.draw(hudValues)
+            if options.hud { hud.draw(hudValues) }
             renderer.endFrame()
+            encodedAt = MonotonicInstant.now()
             if done && options.screenshot != nil { lastPixels = renderer.readPixels() }
             try host.present(damage: pixelDamage(renderer.damage))
         } catch {
@@ -126,6 +129,7 @@ final class DemoRunner {
             return
         }
         recorder.append(FrameRecord(frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
+                                    callbackAt: callbackAt, encodedAt: encodedAt, submittedAt: MonotonicInstant.now(),
                                     scroll: scene.scrollSample))
         if done { finish(status: 0) }
     }

@@ -7,6 +7,11 @@ struct FrameRecord {
     var presented: MonotonicInstant?
     var discarded = false
     var cpuTime: Double
+    /// When the callback began, when its drawing was encoded (before the swap) and when the
+    /// frame was handed to the display (after the swap and flip or commit).
+    var callbackAt: MonotonicInstant
+    var encodedAt: MonotonicInstant
+    var submittedAt: MonotonicInstant
     var scroll: ScrollSample?
 }
 

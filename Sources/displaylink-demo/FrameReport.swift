@@ -62,6 +62,9 @@ struct FrameReport {
                 ("presented", r.presented.map { .number($0.seconds) } ?? .null),
                 ("discarded", .bool(r.discarded)),
                 ("cpu_time", .number(r.cpuTime)),
+                ("callback_at", .number(r.callbackAt.seconds)),
+                ("encoded_at", .number(r.encodedAt.seconds)),
+                ("submitted_at", .number(r.submittedAt.seconds)),
                 ("refresh_index", .int(Int(truncatingIfNeeded: r.frame.refreshIndex))),
             ]
             if let s = r.scroll {

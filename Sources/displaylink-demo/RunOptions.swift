@@ -49,6 +49,9 @@ struct RunOptions: ParsableArguments {
     @Option(help: "Write the last frame (PNG) here.")
     var screenshot: String?
 
+    @Flag(inversion: .prefixedNo, help: "Draw the timing panel (fps, delta, missed frames, provenance).")
+    var hud = true
+
     @Flag(help: "Start a private headless weston for this run and stop it afterwards.")
     var headless = false
 

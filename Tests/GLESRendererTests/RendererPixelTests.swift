@@ -121,6 +121,44 @@ struct RendererPixelTests {
         #expect(region.width == 250 && region.height == 238)
     }
 
+    @Test("a retained layer is drawn every frame without being laid out or uploaded again, until cleared")
+    func retainedLayer() throws {
+        let target = try OffscreenTarget()
+        let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+        let panel = renderer.makeLayer()
+        renderer.setRetained(panel, true)
+        let background = RGBA(0, 0, 1, 1)
+        renderer.beginFrame(width: 256, height: 256, clearColor: background)
+        renderer.addRect(panel, Rect(x: 10, y: 10, width: 20, height: 20), color: RGBA(1, 0, 0, 1))
+        renderer.endFrame()
+        #expect(renderer.uploads == 1)
+        #expect(target.pixels().rgba(20, 20, width: 256) == [255, 0, 0, 255])
+        // Next frames add nothing: the panel is still drawn, from its buffer.
+        for _ in 0..<2 {
+            renderer.beginFrame(width: 256, height: 256, clearColor: background)
+            renderer.endFrame()
+            #expect(renderer.rectCount(panel) == 1)
+            #expect(renderer.uploads == 0)
+            #expect(renderer.damage == .none)
+            #expect(target.pixels().rgba(20, 20, width: 256) == [255, 0, 0, 255])
+        }
+        // Cleared and laid out elsewhere: the old place is background, the new one red, damage covers both.
+        renderer.beginFrame(width: 256, height: 256, clearColor: background)
+        renderer.clear(panel)
+        renderer.addRect(panel, Rect(x: 100, y: 10, width: 20, height: 20), color: RGBA(1, 0, 0, 1))
+        renderer.endFrame()
+        let p = target.pixels()
+        #expect(p.rgba(20, 20, width: 256) == [0, 0, 255, 255])
+        #expect(p.rgba(110, 20, width: 256) == [255, 0, 0, 255])
+        #expect(renderer.uploads == 1)
+        #expect(renderer.damage == .region(Rect(x: 10, y: 10, width: 110, height: 20)))
+        // Cleared and left empty: nothing drawn.
+        renderer.beginFrame(width: 256, height: 256, clearColor: background)
+        renderer.clear(panel)
+        renderer.endFrame()
+        #expect(target.pixels().rgba(110, 20, width: 256) == [0, 0, 255, 255])
+    }
+
     @Test("instanced (GLES 3) and streamed (GLES 2) paths draw identical pixels")
     func pathsAgree() throws {
         let target = try OffscreenTarget()
