@@ -11,6 +11,9 @@ internal import CGBM
 /// - First frame: `drmModeSetCrtc`; then one `drmModePageFlip` per presented frame. Events are read
 ///   with `drmHandleEvent` from a read source on the main queue (`page_flip_handler2` where the
 ///   driver has `DRM_CAP_CRTC_IN_VBLANK_EVENT`).
+/// - One frame in flight while drawing fits in the period; two (the frame presented while a flip
+///   is pending is held and flipped when it completes) once a frame misses its vblank: see
+///   ``FlipPipeline``. `targetTimestamp` is one or two periods after `timestamp` accordingly.
 /// - A refresh in which nothing was drawn still ticks: the next vblank is queued with
 ///   `drmCrtcQueueSequence` instead of re-flipping.
 /// - `timestamp` is the vblank time (`CLOCK_MONOTONIC`, required: `DRM_CAP_TIMESTAMP_MONOTONIC`),
@@ -56,14 +59,24 @@ public final class DRMDisplay: FrameSource {
     private let hasCrtcInVblankEvent: Bool
     private var readSource: DispatchSourceRead?
     private var modeSet = false
+    /// A flip or vblank event is on its way.
     private var waitingForEvent = false
     private var presentedDuringDispatch = false
-    private var pendingBO: OpaquePointer?
+    /// The frame whose flip is pending, the one held until that flip completes, and the one on screen.
+    private var flipping: (bo: OpaquePointer, refresh: UInt64)?
+    private var held: (bo: OpaquePointer, fb: UInt32, refresh: UInt64)?
     private var shownBO: OpaquePointer?
-    private var framebuffers: [(bo: OpaquePointer, fb: UInt32)] = []
+    private var pipeline = FlipPipeline()
+    private var nextCallbackPending = false
+    /// The current callback's vblank time, and when it began.
+    private var callbackVblank = MonotonicInstant.zero
+    private var callbackBegan = MonotonicInstant.zero
+    private var framebuffers: [(bo: OpaquePointer, fb: UInt32, mapping: UnsafeMutableRawPointer?)] = []
+    /// Whether each buffer is kept mapped for its lifetime (software rasterisation, see ``framebuffer(for:)``).
+    public let keepsBuffersMapped: Bool
     private var lastSequence: UInt64 = 0
-    /// The refresh whose frame is on its way to the screen (flip pending or mode just set).
-    private var pendingFrame: UInt64?
+    /// The refresh whose frame the mode set put on screen, until the first vblank after it.
+    private var modeSetFrame: UInt64?
     private var currentRefresh: UInt64 = 0
     /// The next vblank event follows a (re)start: its sequence is not comparable with the
     /// counted start refresh, so links treat it like a resume (no misses, zero delta).
@@ -143,6 +156,7 @@ public final class DRMDisplay: FrameSource {
             context = try EGLDisplayContext(platform: .gbm(device: device), nativeVisualID: Int32(bitPattern: DRMDisplay.xrgb8888))
             surface = try EGLWindowSurface(context: context, nativeWindow: UnsafeMutableRawPointer(gbmSurface))
             try surface.configure(swapInterval: 0)
+            keepsBuffersMapped = context.rendersInSoftware
         } catch {
             gbm_surface_destroy(gbmSurface)
             gbm_device_destroy(device)
@@ -179,10 +193,14 @@ public final class DRMDisplay: FrameSource {
         guard error == nil, !shutDownDone else { return }
         do { try surface.swapBuffers(damage: nil, surfaceHeight: height) } catch { throw .graphics(error.description) }
         guard let bo = gbm_surface_lock_front_buffer(gbmSurface) else { throw .graphics("gbm_surface_lock_front_buffer failed") }
-        let fb = try framebuffer(for: bo)
+        let fb: UInt32
+        do { fb = try framebuffer(for: bo) } catch {
+            gbm_surface_release_buffer(gbmSurface, bo)
+            throw error
+        }
         presentedDuringDispatch = true
-        pendingFrame = currentRefresh
         if !modeSet {
+            modeSetFrame = currentRefresh
             var connector = connectorID
             guard drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) == 0 else {
                 throw .kernel(operation: "drmModeSetCrtc(\(mode))", errno: errno)
@@ -192,14 +210,54 @@ public final class DRMDisplay: FrameSource {
             queueVblank()
             return
         }
+        let now = MonotonicInstant.now()
+        switch pipeline.framePresented(renderTime: now - callbackBegan, period: mode.period,
+                                       flipPending: flipping != nil, missedItsVblank: now > callbackVblank + mode.period) {
+        case .hold:
+            if let stale = held {  // not reached: no callback runs while a frame is held
+                gbm_surface_release_buffer(gbmSurface, stale.bo)
+                dispatcher.deliver(PresentationFeedback(refreshIndex: stale.refresh, outcome: .discarded))
+            }
+            held = (bo, fb, currentRefresh)
+        case .flip:
+            try flip(bo: bo, fb: fb, refresh: currentRefresh)
+        case .flipAndStartNext:
+            try flip(bo: bo, fb: fb, refresh: currentRefresh)
+            startNextFrameNow()
+        }
+    }
+
+    private func flip(bo: OpaquePointer, fb: UInt32, refresh: UInt64) throws(DRMError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), me) == 0 else {
             gbm_surface_release_buffer(gbmSurface, bo)
             throw .kernel(operation: "drmModePageFlip", errno: errno)
         }
-        pendingBO = bo
+        flipping = (bo, refresh)
         flipsSubmitted += 1
         waitingForEvent = true
+    }
+
+    /// The vblank this frame was meant for has passed: run the callback for the latest vblank
+    /// (read from the kernel) now, so the next frame is drawn while this one's flip is pending.
+    private func startNextFrameNow() {
+        guard !nextCallbackPending else { return }
+        nextCallbackPending = true
+        DispatchQueue.main.async { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self else { return }
+                self.nextCallbackPending = false
+                guard self.error == nil, !self.shutDownDone, self.dispatcher.wantsRefreshes,
+                      self.flipping != nil, self.held == nil else { return }
+                var sequence: UInt64 = 0, nanoseconds: UInt64 = 0
+                guard drmCrtcGetSequence(self.fd, self.crtcID, &sequence, &nanoseconds) == 0,
+                      sequence > self.lastSequence else { return }
+                self.lastSequence = sequence
+                let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
+                self.deliver(RefreshEvent(timestamp: time, sequence: sequence, refreshPeriod: self.mode.period,
+                                          targetTimestamp: time + self.mode.period * 2, provenance: .hardwareVBlank))
+            }
+        }
     }
 
     private func framebuffer(for bo: OpaquePointer) throws(DRMError) -> UInt32 {
@@ -249,8 +307,22 @@ public final class DRMDisplay: FrameSource {
                 } } }
         }
         guard status == 0 else { throw .kernel(operation: "drmModeAddFB2", errno: errno) }
-        framebuffers.append((bo, fb))
+        framebuffers.append((bo, fb, keepsBuffersMapped ? DRMDisplay.holdMapping(bo, width: w, height: h) : nil))
         return fb
+    }
+
+    /// Maps a buffer and keeps it mapped until shutdown. Mesa's software rasteriser maps a dumb
+    /// buffer for every frame it draws and unmaps it after, when no other mapping is open: each
+    /// frame then faults every page of the buffer in again (300 faults at 640×480; 3 ms a frame
+    /// under emulation). An open mapping keeps the pages in place. Only for software drivers: a
+    /// GPU driver would answer `gbm_bo_map` with a staging copy. Failure only costs the speed-up.
+    private static func holdMapping(_ bo: OpaquePointer, width: UInt32, height: UInt32) -> UnsafeMutableRawPointer? {
+        var stride: UInt32 = 0
+        var mapping: UnsafeMutableRawPointer?
+        guard gbm_bo_map(bo, 0, 0, width, height, UInt32(GBM_BO_TRANSFER_READ.rawValue), &stride, &mapping) != nil else {
+            return nil
+        }
+        return mapping
     }
 
     // MARK: Refreshes
@@ -289,27 +361,45 @@ public final class DRMDisplay: FrameSource {
 
     private func vblank(sequence: UInt64, nanoseconds: UInt64, flipped: Bool) {
         waitingForEvent = false
+        lastSequence = max(lastSequence, sequence)
+        let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
+        var runCallback = true
         if flipped {
+            // The flipped frame is on screen from this vblank; a held frame follows it at once.
             flipsCompleted += 1
             if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
-            shownBO = pendingBO
-            pendingBO = nil
-        }
-        lastSequence = sequence
-        let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
-        // The frame flipped (or set by the mode set) is on screen from this vblank.
-        if let frame = pendingFrame, flipped || flipsCompleted == 0 {
-            pendingFrame = nil
+            shownBO = flipping?.bo
+            let frame = flipping?.refresh
+            flipping = nil
+            runCallback = pipeline.flipCompleted(hasHeldFrame: held != nil)
+            if let next = held {
+                held = nil
+                do { try flip(bo: next.bo, fb: next.fb, refresh: next.refresh) } catch {
+                    fail(error)
+                    return
+                }
+            }
+            if let frame {
+                dispatcher.deliver(PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: sequence)))
+            }
+        } else if let frame = modeSetFrame {
+            // The frame set by the mode set is on screen from the first vblank after it.
+            modeSetFrame = nil
             dispatcher.deliver(PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: sequence)))
         }
-        guard dispatcher.wantsRefreshes else { return }
+        guard runCallback, dispatcher.wantsRefreshes else { return }
         let followsStall = restarting
         restarting = false
+        // A frame drawn now is flipped at the next vblank, or after the pending flip (one more).
+        let periods = flipping == nil ? 1 : 2
         deliver(RefreshEvent(timestamp: time, sequence: sequence, refreshPeriod: mode.period,
-                             targetTimestamp: time + mode.period, provenance: .hardwareVBlank, followsStall: followsStall))
+                             targetTimestamp: time + mode.period * periods, provenance: .hardwareVBlank,
+                             followsStall: followsStall))
     }
 
     private func deliver(_ event: RefreshEvent) {
+        callbackVblank = event.timestamp
+        callbackBegan = MonotonicInstant.now()
         presentedDuringDispatch = false
         currentRefresh = dispatcher.nextRefreshIndex
         dispatcher.dispatch(event)
@@ -371,7 +461,10 @@ public final class DRMDisplay: FrameSource {
                 drmModeSetCrtc(fd, saved.crtc_id, 0, 0, 0, nil, 0, nil)
             }
         }
-        for entry in framebuffers { drmModeRmFB(fd, entry.fb) }
+        for entry in framebuffers {
+            if let mapping = entry.mapping { gbm_bo_unmap(entry.bo, mapping) }
+            drmModeRmFB(fd, entry.fb)
+        }
         framebuffers.removeAll()
         surface.releaseCurrent()
         drmDropMaster(fd)

@@ -12,6 +12,14 @@ public final class EGLDisplayContext {
     public let supportsSwapWithDamage: Bool
     public let vendor: String
     public let extensions: String
+    /// The Mesa DRI driver behind the display (`EGL_MESA_query_driver`), e.g. `kms_swrast` for
+    /// software rasterisation into dumb buffers, `iris`, `radeonsi`; nil where not reported.
+    public let driverName: String?
+    /// Whether frames are rasterised by the CPU (Mesa's software drivers).
+    public var rendersInSoftware: Bool {
+        guard let driverName else { return false }
+        return ["kms_swrast", "swrast", "llvmpipe", "softpipe"].contains(driverName)
+    }
 
     let display: EGLDisplay
     let config: EGLConfig
@@ -50,6 +58,13 @@ public final class EGLDisplayContext {
         let extensions = eglQueryString(display, EGL_EXTENSIONS).map { String(cString: $0) } ?? ""
         self.extensions = extensions
         self.vendor = eglQueryString(display, EGL_VENDOR).map { String(cString: $0) } ?? "unknown"
+        if extensions.contains("EGL_MESA_query_driver"),
+           let address = eglGetProcAddress("eglGetDisplayDriverName") {
+            let query = unsafeBitCast(address, to: PFNEGLGETDISPLAYDRIVERNAMEPROC.self)
+            driverName = query(display).map { String(cString: $0) }
+        } else {
+            driverName = nil
+        }
 
         let surfaceBit: EGLint
         switch platform {

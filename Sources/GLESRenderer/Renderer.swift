@@ -86,6 +86,7 @@ public final class Renderer {
     private static let glyphFloats = 12  // x y w h r g b a u v uw vh
 
     private var layers: [Layer] = []
+    private var warmUpLayer: LayerID?
     private let rectProgram: ShaderProgram
     private let glyphProgram: ShaderProgram
     private let rectViewport: GLint
@@ -144,6 +145,37 @@ public final class Renderer {
         glDeleteTextures(1, &atlasTexture)
         glDeleteProgram(rectProgram.program)
         glDeleteProgram(glyphProgram.program)
+    }
+
+    /// Waits until the GPU (or software rasteriser) has finished everything drawn so far.
+    public func finish() { glFinish() }
+
+    /// Draws what the layers hold now (call between ``beginFrame(width:height:clearColor:)`` and
+    /// ``endFrame()``, after the scene's own drawing) plus rectangles and text that cross every edge
+    /// of the viewport, into the current back buffer, and waits for it; the caller does not present it.
+    ///
+    /// Drivers build code for each combination of state they meet: llvmpipe compiles shader and
+    /// clipping variants with LLVM the first time, which takes hundreds of milliseconds under
+    /// emulation or on a small CPU. A warm-up frame moves that cost out of the first animated
+    /// frames (one of the first views to cross an edge would otherwise stall a frame).
+    public func warmUp() {
+        let w = Float(width), h = Float(height)
+        let layer = warmUpLayer ?? makeLayer(reserving: 8)
+        warmUpLayer = layer
+        let red = RGBA(1, 0, 0, 0.5)
+        for rect in [Rect(x: -10, y: h / 2, width: 20, height: 20), Rect(x: w - 10, y: h / 2, width: 20, height: 20),
+                     Rect(x: w / 2, y: -10, width: 20, height: 20), Rect(x: w / 2, y: h - 10, width: 20, height: 20),
+                     Rect(x: -10, y: -10, width: w + 20, height: h + 20), Rect(x: 10, y: 10, width: 20, height: 20)] {
+            addRect(layer, rect, color: red, cornerRadius: 4)
+        }
+        addText(layer, Array("Warm-up 0123".utf8), x: -8, baseline: h - 2, face: 0, color: red)
+        addText(layer, Array("Warm-up 0123".utf8), x: w - 40, baseline: 8, face: 0, color: red)
+        endFrame()
+        layers[layer].clear()
+        layers[layer].previousRects.removeAll(keepingCapacity: true)
+        layers[layer].previousGlyphs.removeAll(keepingCapacity: true)
+        layers[layer].previousBounds = Bounds()
+        finish()
     }
 
     /// Adds a layer, drawn after the ones before it. Make layers at set-up, not per frame.

@@ -43,6 +43,8 @@ final class DRMHost: DisplayHost {
             ("period_exact", .number(display.mode.period.seconds)),
             ("flips_submitted", .int(display.flipsSubmitted)),
             ("flips_completed", .int(display.flipsCompleted)),
+            ("egl_driver", display.context.driverName.map { .string($0) } ?? .null),
+            ("buffers_kept_mapped", .bool(display.keepsBuffersMapped)),
         ]
     }
 

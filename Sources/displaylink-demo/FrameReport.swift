@@ -21,6 +21,9 @@ struct FrameReport {
         var medianPredictionError: Double?
         var cpuPerFrame: Double
         var presentedRate: Double?
+        /// Frames presented per display refresh, from the first presentation to the last
+        /// (1.0: a new frame at every refresh).
+        var presentedPerRefresh: Double?
     }
 
     var summary: Summary {
@@ -32,6 +35,12 @@ struct FrameReport {
         if let first = presentedTimes.first, let last = presentedTimes.last, last > first {
             rate = Double(presentedTimes.count - 1) / (last - first)
         }
+        var perRefresh: Double?
+        if let first = presentedTimes.first, let last = presentedTimes.last, presentedTimes.count > 1,
+           let period = Statistics.percentile(records.map(\.frame.duration.seconds), 0.5), period > 0 {
+            let refreshes = ((last - first) / period).rounded()
+            if refreshes > 0 { perRefresh = Double(presentedTimes.count - 1) / refreshes }
+        }
         return Summary(
             frames: records.count,
             presented: presentedTimes.count,
@@ -42,7 +51,8 @@ struct FrameReport {
             stddevInterval: Statistics.standardDeviation(intervals),
             medianPredictionError: Statistics.percentile(errors, 0.5),
             cpuPerFrame: cpu.isEmpty ? 0 : cpu.reduce(0, +) / Double(cpu.count),
-            presentedRate: rate
+            presentedRate: rate,
+            presentedPerRefresh: perRefresh
         )
     }
 
@@ -89,6 +99,7 @@ struct FrameReport {
             ("median_prediction_error", s.medianPredictionError.map { .number($0) } ?? .null),
             ("cpu_per_frame", .number(s.cpuPerFrame)),
             ("presented_rate", s.presentedRate.map { .number($0) } ?? .null),
+            ("presented_per_refresh", s.presentedPerRefresh.map { .number($0) } ?? .null),
             (sceneCount.name, .int(sceneCount.value)),
         ]
         let root: JSONValue = .object([

@@ -21,6 +21,9 @@ final class FlipClient {
     var frames: [DisplayFrame] = []
     var presented: [UInt64: MonotonicInstant] = [:]
     var draws = true
+    /// Simulates a renderer that needs more than the period: the frame is presented only this
+    /// long after its vblank.
+    var presentAfterVblank: Nanoseconds?
     var painter = ScissorPainter()
     var failure: Error?
 
@@ -43,6 +46,10 @@ final class FlipClient {
             try display.beginFrame()
             painter.begin(width: display.width, height: display.height, background: RGBA(0.1, 0.1, 0.2))
             painter.fill(x: Int32(frames.count * 4 % 600), y: 200, width: 40, height: 40, color: RGBA(1, 0.5, 0))
+            if let delay = presentAfterVblank {
+                let until = link.frame.timestamp + delay
+                while MonotonicInstant.now() < until { usleep(200) }
+            }
             try display.present()
         } catch { failure = error }
     }
@@ -118,7 +125,8 @@ struct VKMSTests {
             #expect(b.delta == b.timestamp - a.timestamp)
             intervals.append(gap / steps)
             #expect(b.provenance == .hardwareVBlank)
-            #expect(b.targetTimestamp == b.timestamp + exact)
+            // One frame in flight: the next vblank; two (after a late frame): the one after.
+            #expect(b.targetTimestamp == b.timestamp + exact || b.targetTimestamp == b.timestamp + exact * 2)
         }
         #expect(frames.allSatisfy { abs($0.duration.value - exact.value) <= 1_000 })
         #expect(client.display.flipsCompleted >= 119)
@@ -135,6 +143,33 @@ struct VKMSTests {
         client.display.shutDown()
         let after = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
         #expect(before?.buffer == after?.buffer && before?.modeValid == after?.modeValid, "CRTC not restored: \(String(describing: before)) → \(String(describing: after))")
+    }
+
+    @Test("a renderer that needs longer than the period: two frames in flight, a new frame at every vblank")
+    func slowRendererKeepsTheRate() async throws {
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60")))
+        let period = client.display.mode.period
+        // Presented 3 ms after the next vblank: with one frame in flight every frame would land
+        // a refresh late (half the rate).
+        client.presentAfterVblank = period + Nanoseconds(3_000_000)
+        client.start()
+        #expect(await waitFor { client.frames.count >= 70 })
+        client.link?.invalidate()
+        #expect(client.failure == nil, "\(String(describing: client.failure))")
+        let frames = Array(client.frames.dropFirst(10))  // the mode set and the switch to two in flight
+        let consecutive = zip(frames, frames.dropFirst()).filter { $1.sequence == $0.sequence + 1 }.count
+        let twoAhead = frames.filter { $0.targetTimestamp == $0.timestamp + period * 2 }.count
+        // Flip events carry microseconds: within 1 µs is exact.
+        let onTarget = frames.filter { f in
+            client.presented[f.refreshIndex].map { abs(($0 - f.targetTimestamp).value) <= 1_000 } ?? false
+        }.count
+        print("[drm] slow renderer (presents \(period.value / 1000 + 3000) µs after its vblank): \(consecutive)/\(frames.count - 1) "
+              + "callbacks one vblank apart, \(twoAhead)/\(frames.count) targeted two periods ahead, \(onTarget) presented exactly on target")
+        // Scheduling noise inside an emulated VM may cost the odd vblank; the rate is not halved.
+        #expect(consecutive * 10 >= (frames.count - 1) * 9)
+        #expect(twoAhead * 10 >= frames.count * 9)
+        #expect(onTarget * 10 >= frames.count * 9)
+        client.display.shutDown()
     }
 
     @Test("a custom 144 Hz mode: duration 1/144 s exact, and vkms flips at that rate")
@@ -190,7 +225,8 @@ struct VKMSTests {
     @Test("the demo: bounce 120 frames at 640x480 with a report; SIGTERM restores the CRTC")
     func demoRuns() async throws {
         let demo = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo").path
-        let report = FileManager.default.temporaryDirectory.appendingPathComponent("drm-bounce.json").path
+        // Beside the build (in the shared checkout), so the report outlives the VM for a person to read.
+        let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-bounce.json").path
         let before = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
         let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--frames", "120", "--report", report])
         #expect(await run.wait() == 0)
@@ -200,10 +236,13 @@ struct VKMSTests {
         #expect(frames.count == 120)
         let presented = frames.filter { $0["presented"] is Double }.count
         #expect(presented >= 118)
-        let sequences = frames.compactMap { $0["sequence"] as? Int }
-        let steadySpan = sequences.last! - sequences[2] + 1
-        print("[drm] demo bounce 640x480: \(presented) presented; flips per vblank after start-up \(Double(frames.count - 2) / Double(steadySpan)), "
-              + "whole run \(Double(presented) / Double(sequences.last! - sequences[0] + 1))")
+        let summary = json["summary"] as? [String: Any] ?? [:]
+        let perRefresh = summary["presented_per_refresh"] as? Double ?? 0
+        let environment = json["environment"] as? [String: Any] ?? [:]
+        print("[drm] demo bounce 640x480 (\(environment["egl_driver"] ?? "?"), buffers kept mapped: \((environment["buffers_kept_mapped"] as? Bool).map { "\($0)" } ?? "?")): "
+              + "\(presented) presented, \(perRefresh) presented flips per vblank from first to last, median interval "
+              + "\(summary["median_interval"] ?? "?") s, p99 \(summary["p99_interval"] ?? "?") s; report: \(report)")
+        #expect(perRefresh >= 0.98)
         #expect(DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer == before?.buffer)
 
         // SIGTERM mid-run: a clean exit, and the CRTC is back.
