@@ -188,6 +188,27 @@ public final class DRMDisplay: FrameSource {
     /// Unbinds the GL context from this thread.
     public func releaseCurrent() { surface.releaseCurrent() }
 
+    /// Before the first frame: draws with `draw` into each buffer of the GBM surface in turn (up
+    /// to four, as many as it hands out), and registers each for scanout (framebuffer, mapping),
+    /// then gives them all back. Nothing is shown: the mode is set by the first presented frame.
+    /// Allocating and faulting in a buffer costs a frame its vblank otherwise (tens of ms under
+    /// emulation). Leaves the context unbound; does nothing once the mode is set.
+    public func prepareBuffers(upTo count: Int = 4, draw: () -> Void) throws(DRMError) {
+        guard !modeSet, error == nil, !shutDownDone else { return }
+        var locked: [OpaquePointer] = []
+        defer { for bo in locked { gbm_surface_release_buffer(gbmSurface, bo) } }
+        for _ in 0..<count where gbm_surface_has_free_buffers(gbmSurface) != 0 {
+            do {
+                try surface.beginFrame()
+                draw()
+                try surface.swapBuffers(damage: nil, surfaceHeight: height)
+            } catch { throw .graphics(error.description) }
+            guard let bo = gbm_surface_lock_front_buffer(gbmSurface) else { throw .graphics("gbm_surface_lock_front_buffer failed") }
+            locked.append(bo)
+            _ = try framebuffer(for: bo)
+        }
+    }
+
     /// Presents the frame: swap, then set the mode (first frame) or queue a page flip.
     public func present() throws(DRMError) {
         guard error == nil, !shutDownDone else { return }

@@ -1,4 +1,30 @@
 internal import CEGL
+import Synchronization
+
+/// Counts the contexts on each EGL display. A platform display is one per native display (all
+/// surfaceless contexts share one, as do all windows of one Wayland connection), and
+/// `eglTerminate` ends it for every user: it is called only when the last one goes.
+enum EGLDisplayUsers {
+    private static let counts = Mutex<[UInt: Int]>([:])
+
+    /// `eglInitialize` and counting as one step, so no other thread's terminate falls between.
+    static func initialize(_ display: EGLDisplay, _ major: inout EGLint, _ minor: inout EGLint) -> Bool {
+        counts.withLock { counts in
+            guard eglInitialize(display, &major, &minor) == EGL_TRUE else { return false }
+            counts[UInt(bitPattern: display), default: 0] += 1
+            return true
+        }
+    }
+
+    static func remove(_ display: EGLDisplay) {
+        counts.withLock { counts in
+            let key = UInt(bitPattern: display)
+            let left = (counts[key] ?? 1) - 1
+            counts[key] = left > 0 ? left : nil
+            if left <= 0 { eglTerminate(display) }
+        }
+    }
+}
 
 /// An initialised EGL display with a chosen config and a GLES context: what every backend
 /// (Wayland window, GBM surface, offscreen tests) renders through.
@@ -47,11 +73,11 @@ public final class EGLDisplayContext {
                                 hint: "Is Mesa's EGL installed (apt-get install libegl-mesa0 libgl1-mesa-dri)?")
         }
         var major: EGLint = 0, minor: EGLint = 0
-        guard eglInitialize(display, &major, &minor) == EGL_TRUE else {
+        guard EGLDisplayUsers.initialize(display, &major, &minor) else {
             throw EGLError.last("eglInitialize", hint: "No EGL driver could open this display.")
         }
         guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGL_TRUE else {
-            eglTerminate(display)
+            EGLDisplayUsers.remove(display)
             throw EGLError.last("eglBindAPI(EGL_OPENGL_ES_API)")
         }
         self.display = display
@@ -73,7 +99,7 @@ public final class EGLDisplayContext {
         }
         guard let config = EGLDisplayContext.chooseConfig(display, surfaceBit: surfaceBit, alpha: alpha,
                                                           nativeVisualID: nativeVisualID) else {
-            eglTerminate(display)
+            EGLDisplayUsers.remove(display)
             throw EGLError(operation: "eglChooseConfig", code: eglGetError(),
                            hint: "No RGB888 GLES config" + (nativeVisualID.map { " with native visual \($0)" } ?? ""))
         }
@@ -89,7 +115,7 @@ public final class EGLDisplayContext {
             }
         }
         guard let context else {
-            eglTerminate(display)
+            EGLDisplayUsers.remove(display)
             throw EGLError.last("eglCreateContext (GLES 3 or 2)")
         }
         self.context = context
@@ -110,7 +136,7 @@ public final class EGLDisplayContext {
     deinit {
         eglMakeCurrent(display, nil, nil, nil)
         eglDestroyContext(display, context)
-        eglTerminate(display)
+        EGLDisplayUsers.remove(display)
     }
 
     /// Makes the context current with no surface (surfaceless rendering into FBOs).

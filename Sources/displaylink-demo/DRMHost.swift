@@ -48,6 +48,13 @@ final class DRMHost: DisplayHost {
         ]
     }
 
+    /// Draws into every buffer of the GBM surface and registers each for scanout before the mode
+    /// is set (nothing is shown), so the first animated frames do not pay for buffer set-up.
+    func warmUp(draw: () -> Void) throws {
+        try display.prepareBuffers(draw: draw)
+        try display.beginFrame()
+    }
+
     func beginFrame() throws { try display.beginFrame() }
     func releaseGL() { display.releaseCurrent() }
     func present(damage: PixelRect?) throws { try display.present() }

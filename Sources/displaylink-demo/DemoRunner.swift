@@ -37,12 +37,11 @@ final class DemoRunner {
         // Warm-up frames, drawn and finished but never presented: the driver builds its shader
         // and clipping variants now (llvmpipe compiles them with LLVM: seconds under emulation)
         // instead of during the first frames, which would otherwise miss their vblanks.
-        // Two frames: llvmpipe builds more variants for a frame that follows another (measured
-        // under emulation: 2.3 s, 0.5 s, then 65 ms for the third).
-        for _ in 0..<2 {
+        let (scene, hud, renderer, showsHUD) = (self.scene, self.hud, self.renderer, options.hud)
+        try host.warmUp {
             renderer.beginFrame(width: host.width, height: host.height, clearColor: scene.background)
             scene.draw()
-            if options.hud { hud.draw(HUDValues()) }
+            if showsHUD { hud.draw(HUDValues()) }
             renderer.warmUp()
         }
         host.releaseGL()  // dispatchMain() retires this thread; frames bind on whichever thread runs them

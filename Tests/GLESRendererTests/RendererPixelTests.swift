@@ -159,6 +159,22 @@ struct RendererPixelTests {
         #expect(target.pixels().rgba(110, 20, width: 256) == [0, 0, 255, 255])
     }
 
+    @Test("a context keeps working after another on the same EGL display is gone")
+    func sharedDisplay() throws {
+        let target = try OffscreenTarget()
+        do {
+            let other = try OffscreenTarget()
+            _ = other.pixels()
+        }  // `other` ends here; the surfaceless display is shared and must stay initialised
+        try target.surface.beginFrame()
+        let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+        let layer = renderer.makeLayer()
+        renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0, 0, 1, 1))
+        renderer.addRect(layer, Rect(x: 10, y: 10, width: 20, height: 20), color: RGBA(0, 1, 0, 1))
+        renderer.endFrame()
+        #expect(target.pixels().rgba(15, 15, width: 256) == [0, 255, 0, 255])
+    }
+
     @Test("instanced (GLES 3) and streamed (GLES 2) paths draw identical pixels")
     func pathsAgree() throws {
         let target = try OffscreenTarget()
