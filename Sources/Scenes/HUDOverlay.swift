@@ -70,16 +70,16 @@ public final class HUDOverlay {
 
     /// Draws the panel this frame; it is laid out again only when what it shows changed.
     ///
-    /// The text has a dark drop shadow instead of a backing panel, so it reads on light and dark
-    /// scenes alike: a panel would cover 15,000 blended pixels every frame, which a software
-    /// rasteriser (llvmpipe on a kiosk without a GPU) pays for as much as for the scene itself.
+    /// Each line sits on a dark band just as wide as its text, so it reads on light and dark scenes
+    /// alike; one panel around all four lines would blend 15,000 pixels every frame, which a
+    /// software rasteriser (llvmpipe on a kiosk without a GPU) pays for as much as for the scene.
     public func draw(_ values: HUDValues) {
         let shown = values.shown
         guard shown != laidOut else { return }
         laidOut = shown
         renderer.clear(layer)
-        let lineHeight = Float(renderer.atlas.faces[HUDOverlay.face].lineHeight) + 2
-        var baseline: Float = 10 + Float(renderer.atlas.faces[HUDOverlay.face].ascender)
+        let lineHeight = Float(renderer.atlas.faces[HUDOverlay.face].lineHeight) + 1
+        var baseline: Float = 8 + Float(renderer.atlas.faces[HUDOverlay.face].ascender)
         let white = RGBA(1, 1, 1, 1)
 
         line.clear(); line.append("fps "); line.append(shown.fps, decimals: 1)
@@ -104,12 +104,14 @@ public final class HUDOverlay {
 
     static let face = 0
     static let left: Float = 12
-    static let shadow = RGBA(0, 0, 0, 0.85)
+    static let band = RGBA(0, 0, 0, 0.6)
 
-    /// The current line at `baseline`, over its shadow one pixel down and right.
+    /// The current line at `baseline`, on a band as wide as the text.
     private func addLine(baseline: Float, color: RGBA) {
-        renderer.addText(layer, line.bytes, x: HUDOverlay.left + 1, baseline: baseline + 1, face: HUDOverlay.face,
-                         color: HUDOverlay.shadow)
-        renderer.addText(layer, line.bytes, x: HUDOverlay.left, baseline: baseline, face: HUDOverlay.face, color: color)
+        let face = renderer.atlas.faces[HUDOverlay.face]
+        let width = renderer.addText(layer, line.bytes, x: HUDOverlay.left, baseline: baseline, face: HUDOverlay.face, color: color)
+        let top = baseline - Float(face.ascender) - 1
+        renderer.addRect(layer, Rect(x: HUDOverlay.left - 4, y: top, width: width + 8, height: Float(face.lineHeight) + 1),
+                         color: HUDOverlay.band, cornerRadius: 3)
     }
 }

@@ -51,11 +51,13 @@ struct HUDTests {
             renderer.endFrame()
             uploads.append(renderer.uploads)
         }
-        // Frame 0 lays the text out, frame 32 (the first window's end) again.
+        // Frame 0 lays out text and bands, frame 32 (the first window's end) again (the fps line's
+        // text and band changed width).
         #expect(uploads.enumerated().filter { $0.element > 0 }.map(\.offset) == [0, 32])
-        #expect(uploads[0] == 1 && uploads[32] == 1)
-        // In a frame that laid nothing out the text is on screen: white glyph pixels, and shadow
-        // pixels (darker than the blue background) beside them.
+        #expect(uploads[0] == 2 && uploads[32] == 2)
+        #expect(renderer.rectCount(0) == 4)
+        // In a frame that laid nothing out the text is on screen: white glyph pixels, and band
+        // pixels (darker than the blue background) around them.
         let pixels = target.pixels()
         var white = 0, shadow = 0
         for y in 0..<80 {
