@@ -184,7 +184,8 @@ final class DemoRunner {
                 print("report: \(path): \(s.frames) frames, \(s.presented) presented, median interval "
                       + "\(ms(s.medianInterval)) ms, p99 \(ms(s.p99Interval)) ms, median |target−presented| "
                       + "\(ms(s.medianPredictionError)) ms, cpu/frame \(ms(s.cpuPerFrame)) ms, presented per refresh "
-                      + (s.presentedPerRefresh.map { String(($0 * 1000).rounded() / 1000) } ?? "n/a"))
+                      + "\(ratio(s.presentedPerRefresh)) (after \(FrameReport.startupFrames) start-up frames "
+                      + "\(ratio(s.presentedPerRefreshAfterStartup)))")
             } else { ok = false }
         }
         if let path = options.plot {
@@ -223,6 +224,11 @@ func threadCPUTime() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func ratio(_ value: Double?) -> String {
+    guard let value else { return "n/a" }
+    return String((value * 1000).rounded() / 1000)
 }
 
 func ms(_ seconds: Double?) -> String {

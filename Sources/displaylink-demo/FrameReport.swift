@@ -24,6 +24,21 @@ struct FrameReport {
         /// Frames presented per display refresh, from the first presentation to the last
         /// (1.0: a new frame at every refresh).
         var presentedPerRefresh: Double?
+        /// The same from frame ``FrameReport/startupFrames`` on: without the mode set or first
+        /// commit, and, under emulation, without the first runs of new code (translated on first use).
+        var presentedPerRefreshAfterStartup: Double?
+    }
+
+    /// Frames counted as start-up in ``Summary/presentedPerRefreshAfterStartup``.
+    static let startupFrames = 10
+
+    /// New frames per display refresh from the first presentation to the last, of `records`.
+    static func presentedPerRefresh(_ records: ArraySlice<FrameRecord>) -> Double? {
+        let times = records.compactMap { $0.presented?.seconds }
+        guard let first = times.first, let last = times.last, times.count > 1,
+              let period = Statistics.percentile(records.map(\.frame.duration.seconds), 0.5), period > 0 else { return nil }
+        let refreshes = ((last - first) / period).rounded()
+        return refreshes > 0 ? Double(times.count - 1) / refreshes : nil
     }
 
     var summary: Summary {
@@ -34,12 +49,6 @@ struct FrameReport {
         var rate: Double?
         if let first = presentedTimes.first, let last = presentedTimes.last, last > first {
             rate = Double(presentedTimes.count - 1) / (last - first)
-        }
-        var perRefresh: Double?
-        if let first = presentedTimes.first, let last = presentedTimes.last, presentedTimes.count > 1,
-           let period = Statistics.percentile(records.map(\.frame.duration.seconds), 0.5), period > 0 {
-            let refreshes = ((last - first) / period).rounded()
-            if refreshes > 0 { perRefresh = Double(presentedTimes.count - 1) / refreshes }
         }
         return Summary(
             frames: records.count,
@@ -52,7 +61,9 @@ struct FrameReport {
             medianPredictionError: Statistics.percentile(errors, 0.5),
             cpuPerFrame: cpu.isEmpty ? 0 : cpu.reduce(0, +) / Double(cpu.count),
             presentedRate: rate,
-            presentedPerRefresh: perRefresh
+            presentedPerRefresh: FrameReport.presentedPerRefresh(records[...]),
+            presentedPerRefreshAfterStartup: records.count > FrameReport.startupFrames + 1
+                ? FrameReport.presentedPerRefresh(records.dropFirst(FrameReport.startupFrames)) : nil
         )
     }
 
@@ -100,6 +111,8 @@ struct FrameReport {
             ("cpu_per_frame", .number(s.cpuPerFrame)),
             ("presented_rate", s.presentedRate.map { .number($0) } ?? .null),
             ("presented_per_refresh", s.presentedPerRefresh.map { .number($0) } ?? .null),
+            ("startup_frames", .int(FrameReport.startupFrames)),
+            ("presented_per_refresh_after_startup", s.presentedPerRefreshAfterStartup.map { .number($0) } ?? .null),
             (sceneCount.name, .int(sceneCount.value)),
         ]
         let root: JSONValue = .object([

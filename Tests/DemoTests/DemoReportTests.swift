@@ -5,9 +5,10 @@ import WaylandBackend
 @Suite("The demo under a real weston: the report's contract", .serialized)
 struct DemoReportTests {
     static let frameFields = ["index", "timestamp", "target_timestamp", "duration", "delta", "sequence", "missed",
-                              "provenance", "presented", "cpu_time"]
+                              "provenance", "presented", "cpu_time", "callback_at", "encoded_at", "submitted_at"]
     static let summaryFields = ["frames", "presented", "discarded", "missed", "median_interval", "p99_interval",
-                                "stddev_interval", "median_prediction_error", "cpu_per_frame"]
+                                "stddev_interval", "median_prediction_error", "cpu_per_frame", "presented_rate",
+                                "presented_per_refresh", "startup_frames", "presented_per_refresh_after_startup"]
 
     func checkCommon(_ report: [String: Any], scene: String, frames expected: Int) -> [[String: Any]] {
         #expect(report["backend"] as? String == "wayland")
@@ -23,6 +24,15 @@ struct DemoReportTests {
             for field in Self.frameFields { #expect(frame.keys.contains(field), "frame \(i) lacks \(field)") }
             #expect(frame["index"] as? Int == i)
             #expect((frame["cpu_time"] as? Double ?? -1) >= 0)
+            // Drawing is encoded, then handed over; a callback with a measured presentation time
+            // begins after it (estimates may lie a little ahead).
+            if let t = frame["timestamp"] as? Double, let c = frame["callback_at"] as? Double,
+               let e = frame["encoded_at"] as? Double, let s = frame["submitted_at"] as? Double {
+                #expect(c <= e && e <= s, "frame \(i): callback \(c), encoded \(e), submitted \(s)")
+                if frame["provenance"] as? String == "presentation-feedback" { #expect(t <= c, "frame \(i): vblank \(t) after callback \(c)") }
+            } else {
+                Issue.record("frame \(i): missing times")
+            }
             if i > 0, let t = frame["timestamp"] as? Double, let p = frames[i - 1]["timestamp"] as? Double,
                let d = frame["delta"] as? Double {
                 #expect(abs(d - (t - p)) < 1e-6, "frame \(i): delta \(d) ≠ \(t - p)")
@@ -35,6 +45,8 @@ struct DemoReportTests {
         for field in Self.summaryFields { #expect(summary.keys.contains(field), "summary lacks \(field)") }
         #expect(summary["frames"] as? Int == expected)
         #expect(summary["presented"] as? Int == presented)
+        let perRefresh = summary["presented_per_refresh"] as? Double ?? -1
+        #expect(perRefresh > 0 && perRefresh <= 1.05, "presented per refresh \(perRefresh)")
         return frames
     }
 
