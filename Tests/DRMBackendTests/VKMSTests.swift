@@ -59,11 +59,16 @@ final class FlipClient {
 /// watch children inside the VM: it fails to create its wake-up socket pair).
 struct Child {
     let pid: pid_t
-    init(_ arguments: [String]) throws {
+    /// - Parameter input: the child's standard input (default /dev/null).
+    init(_ arguments: [String], input: Int32? = nil) throws {
         var pid: pid_t = 0
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let input {
+            posix_spawn_file_actions_adddup2(&actions, input, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         defer { posix_spawn_file_actions_destroy(&actions) }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
@@ -258,5 +263,58 @@ struct VKMSTests {
         kill(long.pid, SIGTERM)
         #expect(await long.wait() == 0)
         #expect(DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer == before?.buffer)
+    }
+
+    @Test("console keys from a terminal in raw mode: space pauses and resumes (zero delta), q quits, the terminal is restored")
+    func consoleKeys() async throws {
+        let demo = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo").path
+        let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-keys.json").path
+        // A pseudo-terminal (posix_openpt and friends are not in Swift's Glibc module: the ioctls).
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        try #require(master >= 0, "cannot open /dev/ptmx: errno \(errno)")
+        defer { close(master) }
+        var unlock: Int32 = 0, number: UInt32 = 0
+        #expect(ioctl(master, 0x4004_5431 /* TIOCSPTLCK */, &unlock) == 0)
+        #expect(ioctl(master, 0x8004_5430 /* TIOCGPTN */, &number) == 0)
+        let terminal = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        try #require(terminal >= 0, "cannot open the terminal: errno \(errno)")
+        defer { close(terminal) }
+        var before = termios()
+        tcgetattr(terminal, &before)
+        #expect(before.c_lflag & tcflag_t(ICANON | ECHO) == tcflag_t(ICANON | ECHO))
+
+        let crtcBefore = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
+        let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600", "--report", report],
+                            input: terminal)
+        let onScreen = await waitFor(.seconds(120)) { DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer != crtcBefore?.buffer }
+        #expect(onScreen, "the demo never set its mode")
+        var raw = termios()
+        tcgetattr(terminal, &raw)
+        #expect(raw.c_lflag & tcflag_t(ICANON | ECHO) == 0, "the demo did not put the terminal in raw mode")
+        func type(_ key: String) { _ = key.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, key.utf8.count) } }
+        try await Task.sleep(for: .milliseconds(500))
+        type(" ")   // pause
+        try await Task.sleep(for: .milliseconds(600))
+        type(" ")   // resume
+        try await Task.sleep(for: .milliseconds(500))
+        type("q")
+        #expect(await run.wait() == 0)
+        var after = termios()
+        tcgetattr(terminal, &after)
+        #expect(after.c_lflag == before.c_lflag, "terminal not restored")
+        #expect(DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer == crtcBefore?.buffer)
+
+        // The report shows the pause: a gap of many refreshes, after which the first delta is 0.
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
+        let frames = json["frames"] as? [[String: Any]] ?? []
+        var resumes: [Int] = []
+        for i in frames.indices.dropFirst() {
+            guard let t = frames[i]["timestamp"] as? Double, let p = frames[i - 1]["timestamp"] as? Double,
+                  let delta = frames[i]["delta"] as? Double else { continue }
+            if t - p > 0.2 && delta == 0 { resumes.append(i) }
+            if t - p <= 0.2, delta > 0 { #expect(abs(delta - (t - p)) < 1e-6) }
+        }
+        print("[drm] console keys: \(frames.count) frames; resumed with a zero delta at frame \(resumes); q quit with status 0; terminal restored")
+        #expect(resumes.count == 1)
     }
 }
