@@ -106,13 +106,11 @@ public final class Renderer {
     public init(atlas: GlyphAtlas, glesMajorVersion: Int32) throws(GLError) {
         self.atlas = atlas
         usesInstancing = glesMajorVersion >= 3
-        if usesInstancing {
-            rectProgram = try ShaderProgram(vertex: Shaders300.rectVertex, fragment: Shaders300.rectFragment, attributes: Shaders.attributes)
-            glyphProgram = try ShaderProgram(vertex: Shaders300.glyphVertex, fragment: Shaders300.glyphFragment, attributes: Shaders.attributes)
-        } else {
-            rectProgram = try ShaderProgram(vertex: Shaders.rectVertex, fragment: Shaders.rectFragment, attributes: Shaders.attributes)
-            glyphProgram = try ShaderProgram(vertex: Shaders.glyphVertex, fragment: Shaders.glyphFragment, attributes: Shaders.attributes)
-        }
+        let dialect: Shaders.Dialect = usesInstancing ? .es300 : .es100
+        rectProgram = try ShaderProgram(vertex: Shaders.rectVertex(dialect), fragment: Shaders.rectFragment(dialect),
+                                        attributes: Shaders.attributes)
+        glyphProgram = try ShaderProgram(vertex: Shaders.glyphVertex(dialect), fragment: Shaders.glyphFragment(dialect),
+                                         attributes: Shaders.attributes)
         rectViewport = rectProgram.uniform("u_viewport")
         glyphViewport = glyphProgram.uniform("u_viewport")
         glyphAtlasSize = glyphProgram.uniform("u_atlas_size")

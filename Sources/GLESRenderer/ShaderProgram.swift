@@ -61,150 +61,103 @@ struct ShaderProgram {
     }
 }
 
-/// GLSL ES 1.00 sources, valid on GLES 2 and 3 contexts alike (instancing is API state).
+/// The renderer's shaders, written once for both GLSL dialects:
+/// - GLSL ES 3.00 on GLES 3 contexts: values constant across a rectangle or glyph are `flat`, so
+///   the rasteriser does not interpolate them per pixel (software rasterisers such as llvmpipe
+///   spend much of a small primitive's time interpolating); only the rectangle-local position and
+///   texture coordinates are interpolated.
+/// - GLSL ES 1.00 on GLES 2 (no `flat`): the same values, interpolated (and so the same pixels).
+///
+/// `IN`, `OUT`, `FLAT_IN`, `FLAT_OUT`, `FRAG_COLOR` and `TEXTURE` stand for each dialect's words.
 enum Shaders {
-    static let precision = """
-        #ifdef GL_FRAGMENT_PRECISION_HIGH
-        precision highp float;
-        #else
-        precision mediump float;
-        #endif
+    enum Dialect {
+        case es100, es300
+    }
 
-        """
-
-    static let rectVertex = """
-        attribute vec2 a_corner;
-        attribute vec4 a_rect;
-        attribute vec4 a_color;
-        attribute float a_radius;
-        uniform vec2 u_viewport;
-        varying vec2 v_local;
-        varying vec2 v_half;
-        varying vec4 v_color;
-        varying float v_radius;
-        void main() {
-            vec2 p = a_rect.xy + a_corner * a_rect.zw;
-            v_half = a_rect.zw * 0.5;
-            v_local = p - (a_rect.xy + v_half);
-            v_color = a_color;
-            v_radius = a_radius;
-            gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+    static func vertexHeader(_ dialect: Dialect) -> String {
+        switch dialect {
+        case .es300: "#version 300 es\n#define IN in\n#define OUT out\n#define FLAT_OUT flat out\n"
+        case .es100: "#define IN attribute\n#define OUT varying\n#define FLAT_OUT varying\n"
         }
-        """
+    }
 
-    static let rectFragment = precision + """
-        varying vec2 v_local;
-        varying vec2 v_half;
-        varying vec4 v_color;
-        varying float v_radius;
-        void main() {
-            float r = min(v_radius, min(v_half.x, v_half.y));
-            vec2 q = abs(v_local) - (v_half - vec2(r));
-            float d = length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - r;
-            float a = v_color.a * clamp(0.5 - d, 0.0, 1.0);
-            gl_FragColor = vec4(v_color.rgb * a, a);
+    static func fragmentHeader(_ dialect: Dialect) -> String {
+        switch dialect {
+        case .es300:
+            "#version 300 es\nprecision highp float;\n#define IN in\n#define FLAT_IN flat in\n"
+                + "out vec4 fragColor;\n#define FRAG_COLOR fragColor\n#define TEXTURE texture\n"
+        case .es100:
+            "#ifdef GL_FRAGMENT_PRECISION_HIGH\nprecision highp float;\n#else\nprecision mediump float;\n#endif\n"
+                + "#define IN varying\n#define FLAT_IN varying\n#define FRAG_COLOR gl_FragColor\n#define TEXTURE texture2D\n"
         }
-        """
+    }
 
-    static let glyphVertex = """
-        attribute vec2 a_corner;
-        attribute vec4 a_rect;
-        attribute vec4 a_color;
-        attribute vec4 a_uv;
-        uniform vec2 u_viewport;
-        uniform vec2 u_atlas_size;
-        varying vec2 v_uv;
-        varying vec4 v_color;
-        void main() {
-            vec2 p = a_rect.xy + a_corner * a_rect.zw;
-            v_uv = (a_uv.xy + a_corner * a_uv.zw) / u_atlas_size;
-            v_color = a_color;
-            gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
-        }
-        """
+    static func rectVertex(_ dialect: Dialect) -> String {
+        vertexHeader(dialect) + """
+            IN vec2 a_corner;
+            IN vec4 a_rect;
+            IN vec4 a_color;
+            IN float a_radius;
+            uniform vec2 u_viewport;
+            OUT vec2 v_local;
+            FLAT_OUT vec4 v_color;
+            FLAT_OUT vec3 v_shape;  // xy: half size less the corner radius, z: corner radius
+            void main() {
+                vec2 p = a_rect.xy + a_corner * a_rect.zw;
+                vec2 half_size = a_rect.zw * 0.5;
+                float r = min(a_radius, min(half_size.x, half_size.y));
+                v_local = p - (a_rect.xy + half_size);
+                v_shape = vec3(half_size - vec2(r), r);
+                v_color = a_color;
+                gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+            }
+            """
+    }
 
-    static let glyphFragment = precision + """
-        uniform sampler2D u_atlas;
-        varying vec2 v_uv;
-        varying vec4 v_color;
-        void main() {
-            float a = v_color.a * texture2D(u_atlas, v_uv).a;
-            gl_FragColor = vec4(v_color.rgb * a, a);
-        }
-        """
+    static func rectFragment(_ dialect: Dialect) -> String {
+        fragmentHeader(dialect) + """
+            IN vec2 v_local;
+            FLAT_IN vec4 v_color;
+            FLAT_IN vec3 v_shape;
+            void main() {
+                vec2 q = abs(v_local) - v_shape.xy;
+                float d = length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - v_shape.z;
+                float a = v_color.a * clamp(0.5 - d, 0.0, 1.0);
+                FRAG_COLOR = vec4(v_color.rgb * a, a);
+            }
+            """
+    }
+
+    static func glyphVertex(_ dialect: Dialect) -> String {
+        vertexHeader(dialect) + """
+            IN vec2 a_corner;
+            IN vec4 a_rect;
+            IN vec4 a_color;
+            IN vec4 a_uv;
+            uniform vec2 u_viewport;
+            uniform vec2 u_atlas_size;
+            OUT vec2 v_uv;
+            FLAT_OUT vec4 v_color;
+            void main() {
+                vec2 p = a_rect.xy + a_corner * a_rect.zw;
+                v_uv = (a_uv.xy + a_corner * a_uv.zw) / u_atlas_size;
+                v_color = a_color;
+                gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+            }
+            """
+    }
+
+    static func glyphFragment(_ dialect: Dialect) -> String {
+        fragmentHeader(dialect) + """
+            uniform sampler2D u_atlas;
+            IN vec2 v_uv;
+            FLAT_IN vec4 v_color;
+            void main() {
+                float a = v_color.a * TEXTURE(u_atlas, v_uv).a;
+                FRAG_COLOR = vec4(v_color.rgb * a, a);
+            }
+            """
+    }
 
     static let attributes = ["a_corner", "a_rect", "a_color", "a_radius", "a_uv"]
-}
-
-/// GLSL ES 3.00 sources for GLES 3 contexts: the same pictures, but values that are constant
-/// across a rectangle or glyph are `flat`, so the rasteriser does not interpolate them per pixel.
-/// Software rasterisers (llvmpipe) spend much of a small primitive's time interpolating; here only
-/// the rectangle-local position and texture coordinates are interpolated.
-enum Shaders300 {
-    static let header = """
-        #version 300 es
-        precision highp float;
-
-        """
-
-    static let rectVertex = header + """
-        in vec2 a_corner;
-        in vec4 a_rect;
-        in vec4 a_color;
-        in float a_radius;
-        uniform vec2 u_viewport;
-        out vec2 v_local;
-        flat out vec4 v_color;
-        flat out vec3 v_shape;  // xy: half size less the corner radius, z: corner radius
-        void main() {
-            vec2 p = a_rect.xy + a_corner * a_rect.zw;
-            vec2 half_size = a_rect.zw * 0.5;
-            float r = min(a_radius, min(half_size.x, half_size.y));
-            v_local = p - (a_rect.xy + half_size);
-            v_shape = vec3(half_size - vec2(r), r);
-            v_color = a_color;
-            gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
-        }
-        """
-
-    static let rectFragment = header + """
-        in vec2 v_local;
-        flat in vec4 v_color;
-        flat in vec3 v_shape;
-        out vec4 fragColor;
-        void main() {
-            vec2 q = abs(v_local) - v_shape.xy;
-            float d = length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - v_shape.z;
-            float a = v_color.a * clamp(0.5 - d, 0.0, 1.0);
-            fragColor = vec4(v_color.rgb * a, a);
-        }
-        """
-
-    static let glyphVertex = header + """
-        in vec2 a_corner;
-        in vec4 a_rect;
-        in vec4 a_color;
-        in vec4 a_uv;
-        uniform vec2 u_viewport;
-        uniform vec2 u_atlas_size;
-        out vec2 v_uv;
-        flat out vec4 v_color;
-        void main() {
-            vec2 p = a_rect.xy + a_corner * a_rect.zw;
-            v_uv = (a_uv.xy + a_corner * a_uv.zw) / u_atlas_size;
-            v_color = a_color;
-            gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
-        }
-        """
-
-    static let glyphFragment = header + """
-        uniform sampler2D u_atlas;
-        in vec2 v_uv;
-        flat in vec4 v_color;
-        out vec4 fragColor;
-        void main() {
-            float a = v_color.a * texture(u_atlas, v_uv).a;
-            fragColor = vec4(v_color.rgb * a, a);
-        }
-        """
 }
