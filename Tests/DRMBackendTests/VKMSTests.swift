@@ -139,7 +139,13 @@ struct VKMSTests {
         let predicted = frames.compactMap { f in client.presented[f.refreshIndex].map { ($0 - f.targetTimestamp).value } }
         // Flip events carry microseconds: a prediction within 1 µs is exact.
         let exactPredictions = predicted.filter { abs($0) <= 1_000 }.count
-        #expect(exactPredictions == predicted.count)
+        // A frame delayed by outside load on this emulated VM lands whole periods late; the
+        // prediction is never off by a fraction of a period.
+        #expect(exactPredictions * 20 >= predicted.count * 19)
+        for error in predicted where abs(error) > 1_000 {
+            let periods = (Double(error) / Double(exact.value)).rounded()
+            #expect(periods >= 1 && abs(error - Int64(periods) * exact.value) <= 1_000, "prediction off by \(error) ns")
+        }
         intervals.sort()
         let span = frames.last!.sequence - frames.first!.sequence
         print("[drm] vkms \(client.display.mode): exact period \(exact.value) ns, measured median vblank interval "
