@@ -63,8 +63,15 @@ public final class DRMDisplay: FrameSource {
     private var waitingForEvent = false
     private var presentedDuringDispatch = false
     /// The frame whose flip is pending, the one held until that flip completes, and the one on screen.
-    private var flipping: (bo: OpaquePointer, refresh: UInt64)?
-    private var held: (bo: OpaquePointer, fb: UInt32, refresh: UInt64)?
+    /// Each with the refresh it was drawn for and the vblank the frames in flight put it on
+    /// (its target without the learned lateness).
+    private var flipping: (bo: OpaquePointer, refresh: UInt64, target: MonotonicInstant)?
+    private var held: (bo: OpaquePointer, fb: UInt32, refresh: UInt64, target: MonotonicInstant)?
+    /// How many periods after its target recent frames appeared (0 while drawing keeps up): a
+    /// renderer slower than the pipeline allows is predicted as late as it really is.
+    private var lateness = RecentMedian()
+    /// The vblank the current callback's frame goes out at by the frames in flight alone.
+    private var callbackExpected = MonotonicInstant.zero
     private var shownBO: OpaquePointer?
     private var pipeline = FlipPipeline()
     private var nextCallbackPending = false
@@ -239,22 +246,22 @@ public final class DRMDisplay: FrameSource {
                 gbm_surface_release_buffer(gbmSurface, stale.bo)
                 dispatcher.deliver(PresentationFeedback(refreshIndex: stale.refresh, outcome: .discarded))
             }
-            held = (bo, fb, currentRefresh)
+            held = (bo, fb, currentRefresh, callbackExpected)
         case .flip:
-            try flip(bo: bo, fb: fb, refresh: currentRefresh)
+            try flip(bo: bo, fb: fb, refresh: currentRefresh, target: callbackExpected)
         case .flipAndStartNext:
-            try flip(bo: bo, fb: fb, refresh: currentRefresh)
+            try flip(bo: bo, fb: fb, refresh: currentRefresh, target: callbackExpected)
             startNextFrameNow()
         }
     }
 
-    private func flip(bo: OpaquePointer, fb: UInt32, refresh: UInt64) throws(DRMError) {
+    private func flip(bo: OpaquePointer, fb: UInt32, refresh: UInt64, target: MonotonicInstant) throws(DRMError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), me) == 0 else {
             gbm_surface_release_buffer(gbmSurface, bo)
             throw .kernel(operation: "drmModePageFlip", errno: errno)
         }
-        flipping = (bo, refresh)
+        flipping = (bo, refresh, target)
         flipsSubmitted += 1
         waitingForEvent = true
     }
@@ -276,7 +283,8 @@ public final class DRMDisplay: FrameSource {
                 self.lastSequence = sequence
                 let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
                 self.deliver(RefreshEvent(timestamp: time, sequence: sequence, refreshPeriod: self.mode.period,
-                                          targetTimestamp: time + self.mode.period * 2, provenance: .hardwareVBlank))
+                                          targetTimestamp: self.target(after: time, periods: 2), provenance: .hardwareVBlank),
+                             periodsInFlight: 2)
             }
         }
     }
@@ -391,11 +399,17 @@ public final class DRMDisplay: FrameSource {
             if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
             shownBO = flipping?.bo
             let frame = flipping?.refresh
+            if let expected = flipping?.target, time > expected {
+                let period = mode.period.value
+                lateness.append(((time - expected).value + period / 2) / period)
+            } else if flipping != nil {
+                lateness.append(0)
+            }
             flipping = nil
             runCallback = pipeline.flipCompleted(hasHeldFrame: held != nil)
             if let next = held {
                 held = nil
-                do { try flip(bo: next.bo, fb: next.fb, refresh: next.refresh) } catch {
+                do { try flip(bo: next.bo, fb: next.fb, refresh: next.refresh, target: next.target) } catch {
                     fail(error)
                     return
                 }
@@ -414,12 +428,19 @@ public final class DRMDisplay: FrameSource {
         // A frame drawn now is flipped at the next vblank, or after the pending flip (one more).
         let periods = flipping == nil ? 1 : 2
         deliver(RefreshEvent(timestamp: time, sequence: sequence, refreshPeriod: mode.period,
-                             targetTimestamp: time + mode.period * periods, provenance: .hardwareVBlank,
-                             followsStall: followsStall))
+                             targetTimestamp: target(after: time, periods: periods), provenance: .hardwareVBlank,
+                             followsStall: followsStall), periodsInFlight: periods)
     }
 
-    private func deliver(_ event: RefreshEvent) {
+    /// When a frame drawn after the vblank at `time` is expected: `periods` vblanks on (1 or 2 by
+    /// the frames in flight), plus the lateness recent frames showed.
+    private func target(after time: MonotonicInstant, periods: Int) -> MonotonicInstant {
+        time + mode.period * (periods + Int(lateness.median))
+    }
+
+    private func deliver(_ event: RefreshEvent, periodsInFlight: Int = 1) {
         callbackVblank = event.timestamp
+        callbackExpected = event.timestamp + mode.period * periodsInFlight
         callbackBegan = MonotonicInstant.now()
         presentedDuringDispatch = false
         currentRefresh = dispatcher.nextRefreshIndex

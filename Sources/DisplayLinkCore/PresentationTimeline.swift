@@ -20,13 +20,13 @@ public struct PresentationTimeline: Sendable {
     /// Presentations observed.
     public private(set) var presentationCount = 0
 
-    private var intervals: FixedRing
-    private var depths: FixedRing
+    private var intervals: RecentMedian
+    private var depths: RecentMedian
 
     public init(advertisedPeriod: Nanoseconds = .zero) {
         self.advertisedPeriod = advertisedPeriod
-        intervals = FixedRing()
-        depths = FixedRing()
+        intervals = RecentMedian()
+        depths = RecentMedian()
     }
 
     /// The refresh period: measured when possible, else advertised, else 60 Hz.
@@ -97,25 +97,28 @@ public struct PresentationTimeline: Sendable {
     }
 }
 
-/// The last 31 values, with an allocation-free median.
-struct FixedRing: Sendable {
-    static let capacity = 31
+/// The last 31 values, with an allocation-free median (for sources that learn from recent frames).
+public struct RecentMedian: Sendable {
+    public static let capacity = 31
     private var values: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
                          Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
                          Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
                          Int64, Int64, Int64, Int64, Int64, Int64, Int64)
         = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    private(set) var count = 0
+    public private(set) var count = 0
     private var next = 0
-    private(set) var median: Int64 = 0
+    /// The median of the values held (0 when empty).
+    public private(set) var median: Int64 = 0
 
-    mutating func append(_ value: Int64) {
+    public init() {}
+
+    public mutating func append(_ value: Int64) {
         withUnsafeMutableBytes(of: &values) { raw in
             let slots = raw.bindMemory(to: Int64.self)
             slots[next] = value
         }
-        next = (next + 1) % FixedRing.capacity
-        count = min(count + 1, FixedRing.capacity)
+        next = (next + 1) % RecentMedian.capacity
+        count = min(count + 1, RecentMedian.capacity)
         median = computeMedian()
     }
 

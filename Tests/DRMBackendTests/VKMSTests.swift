@@ -183,6 +183,25 @@ struct VKMSTests {
         client.display.shutDown()
     }
 
+    @Test("a renderer slower than two periods: targetTimestamp learns how late its frames really appear")
+    func slowerRendererIsPredicted() async throws {
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60")))
+        let period = client.display.mode.period
+        client.presentAfterVblank = period * 2 + Nanoseconds(5_000_000)
+        client.start()
+        #expect(await waitFor { client.frames.count >= 80 })
+        client.link?.invalidate()
+        #expect(client.failure == nil, "\(String(describing: client.failure))")
+        let frames = Array(client.frames.dropFirst(40))  // a median over the last 31 frames has learned by then
+        let errors = frames.compactMap { f in client.presented[f.refreshIndex].map { abs(($0 - f.targetTimestamp).value) } }
+        let onTarget = errors.filter { $0 <= 1_000 }.count
+        let ahead = frames.map { Double(($0.targetTimestamp - $0.timestamp).value) / Double(period.value) }.sorted()
+        print("[drm] slower renderer (presents \((period.value * 2) / 1000 + 5000) µs after its vblank): targets "
+              + "\(ahead[ahead.count / 2]) periods ahead (median), \(onTarget)/\(errors.count) presented exactly on target")
+        #expect(onTarget * 10 >= errors.count * 8)
+        client.display.shutDown()
+    }
+
     @Test("a custom 144 Hz mode: duration 1/144 s exact, and vkms flips at that rate")
     func custom144() async throws {
         let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@144")))
