@@ -74,11 +74,20 @@ enum Shaders {
         case es100, es300
     }
 
+    /// The dialect's words, the viewport uniform and `clip_position` (pixels, top-left origin,
+    /// to clip space), shared by both vertex shaders.
     static func vertexHeader(_ dialect: Dialect) -> String {
-        switch dialect {
+        let words = switch dialect {
         case .es300: "#version 300 es\n#define IN in\n#define OUT out\n#define FLAT_OUT flat out\n"
         case .es100: "#define IN attribute\n#define OUT varying\n#define FLAT_OUT varying\n"
         }
+        return words + """
+            uniform vec2 u_viewport;
+            vec4 clip_position(vec2 p) {
+                return vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+            }
+
+            """
     }
 
     static func fragmentHeader(_ dialect: Dialect) -> String {
@@ -98,7 +107,6 @@ enum Shaders {
             IN vec4 a_rect;
             IN vec4 a_color;
             IN float a_radius;
-            uniform vec2 u_viewport;
             OUT vec2 v_local;
             FLAT_OUT vec4 v_color;
             FLAT_OUT vec3 v_shape;  // xy: half size less the corner radius, z: corner radius
@@ -109,7 +117,7 @@ enum Shaders {
                 v_local = p - (a_rect.xy + half_size);
                 v_shape = vec3(half_size - vec2(r), r);
                 v_color = a_color;
-                gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+                gl_Position = clip_position(p);
             }
             """
     }
@@ -134,7 +142,6 @@ enum Shaders {
             IN vec4 a_rect;
             IN vec4 a_color;
             IN vec4 a_uv;
-            uniform vec2 u_viewport;
             uniform vec2 u_atlas_size;
             OUT vec2 v_uv;
             FLAT_OUT vec4 v_color;
@@ -142,7 +149,7 @@ enum Shaders {
                 vec2 p = a_rect.xy + a_corner * a_rect.zw;
                 v_uv = (a_uv.xy + a_corner * a_uv.zw) / u_atlas_size;
                 v_color = a_color;
-                gl_Position = vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+                gl_Position = clip_position(p);
             }
             """
     }
