@@ -32,11 +32,12 @@ let package = Package(
             path: "Benchmarks/SceneBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // Not a package-benchmark suite: it compares whole processes under one private weston.
+        // Not a package-benchmark suite (so not under Benchmarks/, where the plugin runs every
+        // executable): it compares whole processes under one private weston.
         .executableTarget(
             name: "PacingBenchmark",
             dependencies: [.product(name: "WaylandBackend", package: "DisplayLink")],
-            path: "Benchmarks/PacingBenchmark"
+            path: "Tools/PacingBenchmark"
         ),
     ],
     swiftLanguageModes: [.v6]
