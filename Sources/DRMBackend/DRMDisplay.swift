@@ -70,6 +70,8 @@ public final class DRMDisplay: FrameSource {
     /// How many periods after its target recent frames appeared (0 while drawing keeps up): a
     /// renderer slower than the pipeline allows is predicted as late as it really is.
     private var lateness = RecentMedian()
+    /// The current callback's vblank sequence.
+    private var callbackSequence: UInt64 = 0
     /// The vblank the current callback's frame goes out at by the frames in flight alone.
     private var callbackExpected = MonotonicInstant.zero
     private var shownBO: OpaquePointer?
@@ -266,8 +268,12 @@ public final class DRMDisplay: FrameSource {
         waitingForEvent = true
     }
 
-    /// The vblank this frame was meant for has passed: run the callback for the latest vblank
-    /// (read from the kernel) now, so the next frame is drawn while this one's flip is pending.
+    /// The vblank this frame was meant for has passed: run the callback for that vblank (read
+    /// from the kernel) now, so the next frame is drawn while this one's flip is pending.
+    ///
+    /// Only for the vblank right after the late frame's own: its flip was queued after that
+    /// one, so it cannot have completed yet. A later vblank may already carry the flip's
+    /// completion, still unread; then its event brings the next callback instead.
     private func startNextFrameNow() {
         guard !nextCallbackPending else { return }
         nextCallbackPending = true
@@ -279,7 +285,7 @@ public final class DRMDisplay: FrameSource {
                       self.flipping != nil, self.held == nil else { return }
                 var sequence: UInt64 = 0, nanoseconds: UInt64 = 0
                 guard drmCrtcGetSequence(self.fd, self.crtcID, &sequence, &nanoseconds) == 0,
-                      sequence > self.lastSequence else { return }
+                      sequence > self.lastSequence, sequence == self.callbackSequence &+ 1 else { return }
                 self.lastSequence = sequence
                 let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
                 self.deliver(RefreshEvent(timestamp: time, sequence: sequence, refreshPeriod: self.mode.period,
@@ -433,13 +439,15 @@ public final class DRMDisplay: FrameSource {
     }
 
     /// When a frame drawn after the vblank at `time` is expected: `periods` vblanks on (1 or 2 by
-    /// the frames in flight), plus the lateness recent frames showed.
+    /// the frames in flight), plus the lateness recent frames showed. The lateness counts once 16
+    /// frames are known, so a few slow start-up frames are not taken for the renderer's pace.
     private func target(after time: MonotonicInstant, periods: Int) -> MonotonicInstant {
-        time + mode.period * (periods + Int(lateness.median))
+        time + mode.period * (periods + (lateness.count >= 16 ? Int(lateness.median) : 0))
     }
 
     private func deliver(_ event: RefreshEvent, periodsInFlight: Int = 1) {
         callbackVblank = event.timestamp
+        callbackSequence = event.sequence ?? lastSequence
         callbackExpected = event.timestamp + mode.period * periodsInFlight
         callbackBegan = MonotonicInstant.now()
         presentedDuringDispatch = false

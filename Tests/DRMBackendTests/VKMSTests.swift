@@ -130,8 +130,11 @@ struct VKMSTests {
             #expect(b.delta == b.timestamp - a.timestamp)
             intervals.append(gap / steps)
             #expect(b.provenance == .hardwareVBlank)
-            // One frame in flight: the next vblank; two (after a late frame): the one after.
-            #expect(b.targetTimestamp == b.timestamp + exact || b.targetTimestamp == b.timestamp + exact * 2)
+            // A whole number of exact periods ahead: 1 with one frame in flight, 2 with two (after
+            // a late frame), more only if most recent frames were late.
+            let ahead = (b.targetTimestamp - b.timestamp).value
+            #expect(ahead % exact.value == 0 && (1...4).contains(ahead / exact.value),
+                    "seq \(a.sequence)→\(b.sequence): target − timestamp = \(ahead) ns")
         }
         #expect(frames.allSatisfy { abs($0.duration.value - exact.value) <= 1_000 })
         #expect(client.display.flipsCompleted >= 119)
