@@ -405,11 +405,9 @@ public final class DRMDisplay: FrameSource {
             if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
             shownBO = flipping?.bo
             let frame = flipping?.refresh
-            if let expected = flipping?.target, time > expected {
+            if let expected = flipping?.target {
                 let period = mode.period.value
-                lateness.append(((time - expected).value + period / 2) / period)
-            } else if flipping != nil {
-                lateness.append(0)
+                lateness.append((max(0, (time - expected).value) + period / 2) / period)
             }
             flipping = nil
             runCallback = pipeline.flipCompleted(hasHeldFrame: held != nil)

@@ -57,6 +57,14 @@ public final class Renderer {
             glyphs.removeAll(keepingCapacity: true)
             bounds = Bounds()
         }
+
+        /// Empty now and in the reference: the next frame sees no change here.
+        mutating func reset() {
+            clear()
+            previousRects.removeAll(keepingCapacity: true)
+            previousGlyphs.removeAll(keepingCapacity: true)
+            previousBounds = Bounds()
+        }
     }
 
     struct Bounds {
@@ -169,10 +177,7 @@ public final class Renderer {
         addText(layer, Array("Warm-up 0123".utf8), x: -8, baseline: h - 2, face: 0, color: red)
         addText(layer, Array("Warm-up 0123".utf8), x: w - 40, baseline: 8, face: 0, color: red)
         endFrame()
-        layers[layer].clear()
-        layers[layer].previousRects.removeAll(keepingCapacity: true)
-        layers[layer].previousGlyphs.removeAll(keepingCapacity: true)
-        layers[layer].previousBounds = Bounds()
+        layers[layer].reset()
         finish()
     }
 
