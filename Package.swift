@@ -24,10 +24,14 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         .target(name: "DisplayLinkCore", swiftSettings: strict),
         .target(name: "DisplayLinkTesting", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
+        // The backends' decisions as pure value types (events in, refreshes and requests out; no C,
+        // no clock reads), tested on virtual time. The backends are thin shells around them.
+        .target(name: "FrameSchedulers", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
 
         // C system libraries: relative shim headers, found through pkg-config, installed by apt.
         .systemLibrary(name: "CWaylandClient", pkgConfig: "wayland-client", providers: [.apt(["libwayland-dev"])]),
@@ -43,14 +47,14 @@ let package = Package(
         .target(name: "CWayland", dependencies: ["CWaylandClient"], path: "CWayland", publicHeadersPath: "include"),
 
         .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
-        .target(name: "DRMBackend", dependencies: ["DisplayLinkCore", "EGLGraphics", "CDRM", "CGBM"], swiftSettings: strict),
+        .target(name: "DRMBackend", dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CDRM", "CGBM"], swiftSettings: strict),
         .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType"], swiftSettings: strict),
         .target(name: "PNGImage", dependencies: ["CPNG"], swiftSettings: strict),
         .target(name: "Scenes", dependencies: ["DisplayLinkCore", "Motion", "GLESRenderer"], swiftSettings: strict),
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
-            dependencies: ["DisplayLinkCore", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL", "CXKBCommon"],
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL", "CXKBCommon"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -69,7 +73,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "DisplayLinkCoreTests", dependencies: ["DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "DisplayLinkCoreTests",
+            dependencies: ["DisplayLinkCore", "DisplayLinkTesting", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FrameSchedulerTests",
+            dependencies: ["FrameSchedulers", "DisplayLinkCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "GLESRendererTests", dependencies: ["GLESRenderer", "EGLGraphics", "Scenes", "Motion", "DisplayLinkCore"], swiftSettings: strict),
         .testTarget(name: "DRMBackendTests", dependencies: ["DRMBackend", "DisplayLinkCore", "GLESRenderer", "displaylink-demo"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["WaylandBackend", "displaylink-demo"], swiftSettings: strict),

@@ -1,6 +1,7 @@
 import Dispatch
 import DisplayLinkCore
 import EGLGraphics
+internal import FrameSchedulers
 import Glibc
 internal import CDRM
 internal import CGBM

@@ -14,8 +14,8 @@ import DisplayLinkCore
 /// - one frame in flight to start with;
 /// - two from the first frame that was presented after the vblank it was meant for had passed;
 /// - back to one after ``fastFramesToReturn`` frames in a row were drawn within half a period.
-struct FlipPipeline {
-    enum PresentAction: Equatable {
+public struct FlipPipeline: Sendable {
+    public enum PresentAction: Equatable, Sendable {
         /// Flip now.
         case flip
         /// A flip is pending: keep the frame and flip it when that flip completes.
@@ -26,16 +26,18 @@ struct FlipPipeline {
     }
 
     /// Frames allowed in flight: 1 or 2.
-    private(set) var depth = 1
+    public private(set) var depth = 1
     private var fastFrames = 0
     private var draining = false
-    static let fastFramesToReturn = 120
+    public static let fastFramesToReturn = 120
+
+    public init() {}
 
     /// A frame was presented `renderTime` after its callback began.
     /// - Parameters:
     ///   - flipPending: an earlier frame's flip has not completed yet.
     ///   - missedItsVblank: the vblank after the callback's has already passed.
-    mutating func framePresented(renderTime: Nanoseconds, period: Nanoseconds, flipPending: Bool,
+    public mutating func framePresented(renderTime: Nanoseconds, period: Nanoseconds, flipPending: Bool,
                                  missedItsVblank: Bool) -> PresentAction {
         if depth == 2 {
             fastFrames = renderTime.value * 2 < period.value ? fastFrames + 1 : 0
@@ -57,7 +59,7 @@ struct FlipPipeline {
 
     /// A flip completed; `hasHeldFrame`: a frame is waiting for it. Returns whether the next
     /// callback runs now (not while a return to one frame in flight drains the held frame).
-    mutating func flipCompleted(hasHeldFrame: Bool) -> Bool {
+    public mutating func flipCompleted(hasHeldFrame: Bool) -> Bool {
         if hasHeldFrame && draining {
             draining = false
             return false

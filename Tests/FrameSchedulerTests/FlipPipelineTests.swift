@@ -1,4 +1,4 @@
-@testable import DRMBackend
+@testable import FrameSchedulers
 import DisplayLinkCore
 import Testing
 
