@@ -10,7 +10,12 @@ public struct DisplayFrame: Sendable, Hashable {
     /// `timestamp` minus the previous callback's `timestamp`; exactly zero on the first callback
     /// after start or resume (and after a stall under ``StallPolicy/zeroDelta``).
     public var delta: Nanoseconds
-    /// The display's refresh counter at `timestamp` (vblank sequence, or counted from timestamps).
+    /// The display's refresh counter at `timestamp`: the source's vblank sequence (DRM, and
+    /// compositors that fill `seq`) from the first refresh on, or counted from the timestamps.
+    /// It never decreases, and the step between two callbacks is the refreshes that passed: when
+    /// the source's counter goes backwards, wraps, or starts after counted refreshes, it is
+    /// continued from the timestamps instead (so it can then differ from the kernel's counter
+    /// by a constant).
     public var sequence: UInt64
     /// Refreshes this link should have fired on but could not since its previous callback.
     public var missedFrames: Int

@@ -79,6 +79,8 @@ public final class DisplayLink {
     private var action: ((AnyObject, DisplayLink) -> Void)?
     private var nextDeltaIsZero = true
     private var hasFired = false
+    /// The dispatcher's refresh count at this link's last callback.
+    private var lastCount: UInt64 = 0
     private var fixedInterval: Int?
     private var cachedPeriod: Nanoseconds = .zero
     private var cachedInterval = 1
@@ -191,7 +193,8 @@ public final class DisplayLink {
         var delta = Nanoseconds.zero
         var missed = 0
         if hasFired && !nextDeltaIsZero {
-            let steps = refresh.sequence &- frame.sequence
+            // The dispatcher's count only increases, and timestamps never decrease.
+            let steps = refresh.count > lastCount ? refresh.count - lastCount : 0
             let stalled = refresh.followsStall
             if stalled && stallPolicy == .zeroDelta {
                 // Treated as a resume: zero delta, no misses counted for the hidden time.
@@ -203,6 +206,7 @@ public final class DisplayLink {
         }
         nextDeltaIsZero = false
         hasFired = true
+        lastCount = refresh.count
         frame = DisplayFrame(
             timestamp: refresh.timestamp,
             targetTimestamp: refresh.targetTimestamp,

@@ -23,6 +23,15 @@ public final class RefreshDispatcher {
     }
     private var entries: ContiguousArray<Entry> = []
     private var lastTimestamp: MonotonicInstant?
+    /// The last timestamp handed to links (never reset: timestamps never decrease).
+    private var lastDispatchedTimestamp: MonotonicInstant?
+    /// The source's sequence at the last dispatch (nil: counted), the offset that maps the
+    /// source's sequence space onto the reported one, and the sequence reported for this refresh.
+    private var lastGivenSequence: UInt64?
+    private var sequenceOffset: UInt64 = 0
+    private var resolvedSequence: UInt64 = 0
+    /// Refreshes counted since the source started (links take their steps from it).
+    private var refreshCount: UInt64 = 0
     private var dispatchDepth = 0
     private var needsCompaction = false
 
@@ -31,18 +40,31 @@ public final class RefreshDispatcher {
     }
 
     /// Delivers one refresh to every active link. Returns the refresh's index.
+    ///
+    /// What a source says is checked here, the same for every backend, so that links can rely on
+    /// it whatever a compositor or kernel reports: a timestamp earlier than the previous one is
+    /// held at the previous one (timestamps never decrease), a target not after the timestamp
+    /// becomes one period after it, and a sequence that goes backwards, wraps, switches between
+    /// counted and reported, or jumps further than the timestamps allow is rebased onto the
+    /// timestamps (sequences never decrease, and no refreshes are invented as missed).
     @discardableResult
     public func dispatch(_ event: RefreshEvent) -> UInt64 {
         let index = nextRefreshIndex
         nextRefreshIndex &+= 1
-        let sequence = resolveSequence(event)
-        lastSequence = sequence
-        lastTimestamp = event.timestamp
+        let timestamp = max(event.timestamp, lastDispatchedTimestamp ?? event.timestamp)
+        let steps = resolveSteps(event, timestamp: timestamp)
+        refreshCount &+= steps
+        lastSequence = resolvedSequence
+        lastTimestamp = timestamp
+        lastDispatchedTimestamp = timestamp
+        let target = event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
+            ?? (timestamp + (event.refreshPeriod.value > 0 ? event.refreshPeriod : Nanoseconds(1)))
         let refresh = ResolvedRefresh(
-            timestamp: event.timestamp,
-            targetTimestamp: event.targetTimestamp ?? (event.timestamp + event.refreshPeriod),
+            timestamp: timestamp,
+            targetTimestamp: target,
             period: event.refreshPeriod,
-            sequence: sequence,
+            sequence: resolvedSequence,
+            count: refreshCount,
             provenance: event.provenance,
             followsStall: event.followsStall,
             index: index
@@ -73,9 +95,11 @@ public final class RefreshDispatcher {
         for entry in snapshot { entry.link?.invalidate() }
     }
 
-    /// Forgets the last timestamp, so refresh counting restarts (e.g. after the source restarted).
+    /// Forgets the last timestamp and the source's sequence space, so refresh counting restarts
+    /// (e.g. after the source restarted).
     public func resetCounting() {
         lastTimestamp = nil
+        lastGivenSequence = nil
     }
 
     /// The number of links that are alive and not invalidated.
@@ -85,14 +109,46 @@ public final class RefreshDispatcher {
         return n
     }
 
-    private func resolveSequence(_ event: RefreshEvent) -> UInt64 {
-        if let given = event.sequence { return given }
-        guard let last = lastTimestamp else { return lastSequence &+ 1 }
-        let period = event.refreshPeriod.value
-        let elapsed = (event.timestamp - last).value
-        guard period > 0, elapsed > period else { return lastSequence &+ 1 }
-        let steps = (elapsed + period / 2) / period
-        return lastSequence &+ UInt64(max(1, steps))
+    /// How many refreshes passed since the previous dispatch (at least 1), and the sequence to
+    /// report for this one (in ``resolvedSequence``).
+    private func resolveSteps(_ event: RefreshEvent, timestamp: MonotonicInstant) -> UInt64 {
+        let fromTimestamps = stepsFromTimestamps(timestamp, period: event.refreshPeriod)
+        guard let given = event.sequence else {
+            // Counted: the refreshes the timestamps span.
+            lastGivenSequence = nil
+            resolvedSequence = lastSequence &+ fromTimestamps
+            return fromTimestamps
+        }
+        defer { lastGivenSequence = given }
+        guard let previous = lastGivenSequence else {
+            // The very first refresh takes the source's own counter. After counted refreshes or
+            // a restart, the source's counter is mapped onto ours: the step comes from the
+            // timestamps (a vblank counter that ran on while we counted invents no misses).
+            resolvedSequence = nextRefreshIndex == 1 && given < 1 << 62 ? given : lastSequence &+ fromTimestamps
+            sequenceOffset = resolvedSequence &- given
+            return fromTimestamps  // 1 on the first refresh
+        }
+        let step = given &- previous
+        // Forward, and no further than the time that passed allows (generous: a source's period
+        // estimate may lag a rate change): one sequence space.
+        if given > previous, step <= fromTimestamps &* 4 &+ 16 {
+            resolvedSequence = given &+ sequenceOffset
+            if resolvedSequence > lastSequence { return step }
+        }
+        // Backwards, repeated, wrapped or implausibly far: a new space, rebased on the timestamps.
+        resolvedSequence = lastSequence &+ fromTimestamps
+        sequenceOffset = resolvedSequence &- given
+        return fromTimestamps
+    }
+
+    /// Refreshes between the previous timestamp and `timestamp` by the period (at least 1).
+    private func stepsFromTimestamps(_ timestamp: MonotonicInstant, period: Nanoseconds) -> UInt64 {
+        guard let last = lastTimestamp else { return 1 }
+        let p = period.value
+        let elapsed = timestamp.nanoseconds.subtractingReportingOverflow(last.nanoseconds)
+        guard p > 0, !elapsed.overflow, elapsed.partialValue > p else { return 1 }
+        let (steps, overflow) = elapsed.partialValue.addingReportingOverflow(p / 2)
+        return overflow ? UInt64(elapsed.partialValue / p) : UInt64(max(1, steps / p))
     }
 
     // MARK: Link bookkeeping (called by DisplayLink)
@@ -132,6 +188,8 @@ struct ResolvedRefresh {
     var targetTimestamp: MonotonicInstant
     var period: Nanoseconds
     var sequence: UInt64
+    /// The dispatcher's own refresh count: always increases, by the refreshes since the last one.
+    var count: UInt64
     var provenance: TimestampProvenance
     var followsStall: Bool
     var index: UInt64

@@ -31,7 +31,8 @@ public struct HUDValues: Sendable {
     /// Folds one frame in; ``shown`` changes on the first frame, when a half-second window ends,
     /// and when the provenance changes.
     public mutating func record(_ frame: DisplayFrame) {
-        missed += frame.missedFrames
+        let (sum, overflow) = missed.addingReportingOverflow(max(0, frame.missedFrames))
+        missed = overflow ? Int.max : sum
         windowMaxDelta = max(windowMaxDelta, frame.deltaTime)
         if !started {
             started = true
