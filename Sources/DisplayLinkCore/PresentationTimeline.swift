@@ -31,13 +31,13 @@ public struct PresentationTimeline: Sendable {
 
     /// The refresh period: measured when possible, else advertised, else 60 Hz.
     public var period: Nanoseconds {
-        if intervals.count >= 3 { return Nanoseconds(intervals.median) }
+        if intervals.count >= 3 && intervals.median > 0 { return Nanoseconds(intervals.median) }
         if advertisedPeriod.value > 0 { return advertisedPeriod }
         return Nanoseconds(16_666_667)
     }
 
     /// Whether ``period`` comes from measurements.
-    public var isPeriodMeasured: Bool { intervals.count >= 3 }
+    public var isPeriodMeasured: Bool { intervals.count >= 3 && intervals.median > 0 }
 
     /// The learned presentation depth in periods (see the type's notes); 1 until learned.
     public var depth: Int { depths.count == 0 ? 1 : Int(depths.median) }
@@ -53,11 +53,13 @@ public struct PresentationTimeline: Sendable {
             return
         }
         guard time > previous else { return }
-        let elapsed = (time - previous).value
+        let difference = time.nanoseconds.subtractingReportingOverflow(previous.nanoseconds)
+        guard !difference.overflow else { return }
+        let elapsed = difference.partialValue
         if let sequence, let previousSequence = latestSequence, sequence > previousSequence {
             let steps = sequence - previousSequence
             if steps <= 16 { intervals.append(elapsed / Int64(steps)) }
-        } else if intervals.count < 3 || elapsed < intervals.median * 3 / 2 {
+        } else if intervals.count < 3 || elapsed / 3 < intervals.median / 2 {
             // Without sequences, an interval well above the typical one spans missed refreshes:
             // it says nothing precise about the period.
             intervals.append(elapsed)
@@ -70,8 +72,9 @@ public struct PresentationTimeline: Sendable {
     public mutating func recordOutcome(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant) {
         guard let knownAtDraw, presentedAt > knownAtDraw else { return }
         let p = period.value
-        guard p > 0 else { return }
-        let periods = ((presentedAt - knownAtDraw).value + p / 2) / p
+        let elapsed = presentedAt.nanoseconds.subtractingReportingOverflow(knownAtDraw.nanoseconds)
+        guard p > 0, !elapsed.overflow else { return }
+        let periods = elapsed.partialValue / p + (elapsed.partialValue % p >= p - p / 2 ? 1 : 0)
         depths.append(min(max(periods, 1), 8))
     }
 
@@ -136,7 +139,12 @@ public struct RecentMedian: Sendable {
                     a[j + 1] = v
                 }
             }
-            return n == 0 ? 0 : (n % 2 == 1 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2)
+            guard n > 0 else { return 0 }
+            if n % 2 == 1 { return a[n / 2] }
+            // The mean of the middle two without overflow, rounded toward zero like (x + y) / 2.
+            let x = a[n / 2 - 1], y = a[n / 2]
+            let (sum, overflow) = x.addingReportingOverflow(y)
+            return overflow ? x / 2 + y / 2 + (x % 2 + y % 2) / 2 : sum / 2
         }
     }
 }

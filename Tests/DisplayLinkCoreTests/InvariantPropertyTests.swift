@@ -194,3 +194,40 @@ struct InvariantPropertyTests {
         _ = link
     }
 }
+
+@Suite("PresentationTimeline on whatever a compositor reports (property-based)")
+struct TimelinePropertyTests {
+    @Test("wild times, sequences and refreshes never trap; the period stays positive; targets lie after now")
+    func wildInputs() async {
+        let sample = zip(Gen.int64(in: Int64.min...Int64.max), Gen.uint64(in: 0...UInt64.max), Gen.int64(in: -1...50_000_000),
+                         Gen.int(in: 0...3))
+        await propertyCheck(count: 500, input: sample.array(of: 1...60)) { samples in
+            var timeline = PresentationTimeline(advertisedPeriod: Nanoseconds(16_666_667))
+            var known: MonotonicInstant?
+            for (time, sequence, refresh, mode) in samples {
+                // Mostly plausible (a rhythm with jitter), sometimes anything at all.
+                let at = mode == 0 ? MonotonicInstant(nanoseconds: time)
+                    : (timeline.latest ?? MonotonicInstant(nanoseconds: 1_000_000_000)) + Nanoseconds(abs(time % 40_000_000))
+                timeline.recordPresentation(at: at, sequence: mode == 1 ? nil : sequence % (mode == 2 ? 1 << 20 : UInt64.max),
+                                            advertisedRefresh: Nanoseconds(refresh))
+                timeline.recordOutcome(knownAtDraw: known, presentedAt: at)
+                known = timeline.latest
+                #expect(timeline.period.value > 0)
+                let now = at + Nanoseconds(1_000_000)
+                if now > at { #expect(timeline.predictTarget(now: now) > now || timeline.predictTarget(now: now) < at) }
+                _ = timeline.extrapolatedPresentation(now: now)
+            }
+        }
+    }
+
+    @Test("the median of two extreme values does not overflow")
+    func medianExtremes() {
+        var median = RecentMedian()
+        median.append(Int64.max)
+        median.append(Int64.max - 2)
+        #expect(median.median == Int64.max - 1)
+        median.append(Int64.min)
+        median.append(Int64.min)
+        #expect(median.median == -1)  // the middle two are Int64.min and Int64.max - 2
+    }
+}
