@@ -8,18 +8,24 @@ import DisplayLinkCore
 /// Each refresh's timestamp is, in order of preference:
 /// 1. the newest presentation time reported since the last refresh (``TimestampProvenance/presentationFeedback``),
 ///    when it is later than the previous refresh's timestamp;
-/// 2. the latest presentation the measured rhythm implies at the callback's arrival
+/// 2. when nothing was reported since the last refresh (feedback late or lost): the latest
+///    presentation the rhythm implies at the callback's arrival
 ///    (``TimestampProvenance/frameCallbackEstimate``), when later than the previous timestamp;
-/// 3. without `wp_presentation`: the callback's arrival time (an estimate);
-/// 4. otherwise the arrival time, or 1 ns after the previous timestamp, whichever is later.
+/// 3. when a presentation was reported but is not later than the previous timestamp (an
+///    extrapolation overshot it): half a period after the previous timestamp (at most the
+///    arrival), so the presentation reported next is later again and stamps the refresh after;
+///    extrapolating here instead would stay one step ahead of the feedback for good;
+/// 4. without `wp_presentation`, or before any presentation: the callback's arrival time;
+/// on a start (after a pause), the rhythm's latest vblank is preferred to an older presentation;
+/// never earlier than 1 ns after the previous timestamp.
 ///
 /// So timestamps strictly increase, even when a presentation arrives that is earlier than a
 /// timestamp already extrapolated, or the compositor reports times out of order.
 ///
 /// Sequences: every refresh carries one, in a single space owned by this scheduler (strictly
 /// increasing, starting at 1). A refresh stamped with a presentation whose compositor `seq` is
-/// known advances by the compositor's step from the previous such refresh when that step is
-/// plausible (1 … 2·(steps by time) + 2); otherwise (no `seq`, `seq` 0, backwards, wrapped or
+/// known advances by the compositor's step from the previous such refresh when that step agrees
+/// with the time that passed to within one refresh; otherwise (no `seq`, `seq` 0, backwards, wrapped or
 /// jumping) the step is counted from the timestamps once the period is measured, else 1.
 /// Before the period is measured, counting from timestamps would invent missed frames (weston
 /// headless advertises 16.7 ms and presents every ~25 ms).
@@ -105,6 +111,8 @@ public struct WaylandRefreshScheduler: Sendable {
     /// The compositor `seq` of the last refresh, when it was stamped with a presentation that had one.
     private var lastCompositorSequence: UInt64?
     private var callbackArrival: MonotonicInstant?
+    /// The refresh that counting by time starts from: the last one on the rhythm.
+    private var countingAnchor: (time: MonotonicInstant, sequence: UInt64)?
 
     private struct Slot: Sendable {
         var inUse = false
@@ -193,17 +201,33 @@ public struct WaylandRefreshScheduler: Sendable {
         var timestamp: MonotonicInstant
         var provenance = TimestampProvenance.frameCallbackEstimate
         var compositorSequence: UInt64?
-        if configuration.usesPresentation, let latest = timeline.latest, latest != lastDeliveredPresentation,
-           isAfterLastTimestamp(latest) {
-            timestamp = latest
-            provenance = .presentationFeedback
-            compositorSequence = timeline.latestSequence
+        var isHalfStep = false
+        if configuration.usesPresentation {
+            let latest = timeline.latest
+            let isNew = latest != nil && latest != lastDeliveredPresentation
             lastDeliveredPresentation = latest
-        } else if configuration.usesPresentation, let estimate = extrapolatedPresentation(at: arrival),
-                  isAfterLastTimestamp(estimate) {
-            timestamp = estimate
+            // On a start, the newest presentation may be from long ago (before a pause): the
+            // rhythm's latest vblank then says better where the display is.
+            let rhythm = firstAfterStart ? extrapolatedPresentation(at: arrival) : nil
+            if isNew, let latest, isAfterLastTimestamp(latest), rhythm.map({ $0 <= latest }) ?? true {
+                timestamp = latest
+                provenance = .presentationFeedback
+                compositorSequence = timeline.latestSequence
+            } else if !isNew || firstAfterStart, let estimate = extrapolatedPresentation(at: arrival),
+                      isAfterLastTimestamp(estimate) {
+                // No news since the last refresh (feedback late or lost): the rhythm's latest vblank.
+                timestamp = estimate
+            } else if latest != nil, let lastTimestamp {
+                // A presentation came in, but not after the timestamp already given (an earlier
+                // extrapolation overshot it), or the rhythm has no newer vblank: half a period on,
+                // so the next reported presentation is later again.
+                timestamp = notBeforeLast(min(arrival, saturatingAdd(lastTimestamp, Nanoseconds(period.value / 2))))
+                isHalfStep = true
+            } else {
+                timestamp = notBeforeLast(arrival)
+            }
         } else {
-            if !configuration.usesPresentation && !firstAfterStart {
+            if !firstAfterStart {
                 timeline.recordPresentation(at: arrival)
             }
             timestamp = notBeforeLast(arrival)
@@ -211,10 +235,15 @@ public struct WaylandRefreshScheduler: Sendable {
 
         var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
         if let given = compositorSequence, let previous = lastCompositorSequence {
+            // The compositor's count wins when it agrees with the time to within one refresh.
             let step = given &- previous
-            if step >= 1 && step <= steps &* 2 &+ 2 { steps = step }
+            let byTime = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
+            if step >= 1 && step <= byTime &+ 1 && step &+ 1 >= byTime { steps = step }
         }
         lastCompositorSequence = compositorSequence
+        // A half step is off the rhythm: refreshes after it are counted from the one before it.
+        let keepAnchor = isHalfStep
+        defer { if !keepAnchor { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) } }
         return makeRefresh(timestamp: timestamp, steps: steps, target: predictTarget(now: arrival, timestamp: timestamp),
                            provenance: provenance, followsStall: followsStall)
     }
@@ -266,6 +295,7 @@ public struct WaylandRefreshScheduler: Sendable {
         let timestamp = notBeforeLast(now)
         let steps = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
         lastCompositorSequence = nil
+        defer { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) }
         // Keeps (or makes) a frame request outstanding so the compositor can resume pacing us.
         return .fallbackTick(makeRefresh(timestamp: timestamp, steps: steps,
                                          target: saturatingAdd(timestamp, period), provenance: .timerFallback,
@@ -294,15 +324,24 @@ public struct WaylandRefreshScheduler: Sendable {
             requestsCallback = true
             hasOutstandingFrameCallback = true
             frameRequestCount += 1
-            if configuration.usesPresentation, let free = slots.firstIndex(where: { !$0.inUse }) {
-                // The feedback reports on the frame drawn in this refresh.
-                slots[free] = Slot(inUse: true, refreshIndex: index, knownAtDraw: timeline.latest)
-                feedbackSlot = free
+            if configuration.usesPresentation {
+                // The feedback reports on the frame drawn in this refresh. When every slot is taken
+                // (the compositor loses feedback), the oldest request is given up: the shell destroys
+                // its proxy and reuses the slot.
+                let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
+                slots[slot] = Slot(inUse: true, refreshIndex: index, knownAtDraw: timeline.latest)
+                feedbackSlot = slot
             }
         }
         let event = RefreshEvent(timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
                                  targetTimestamp: target, provenance: provenance, followsStall: followsStall)
         return Refresh(event: event, index: index, requestsFrameCallback: requestsCallback, feedbackSlot: feedbackSlot)
+    }
+
+    private func oldestSlot() -> Int {
+        var oldest = 0
+        for index in slots.indices where slots[index].refreshIndex < slots[oldest].refreshIndex { oldest = index }
+        return oldest
     }
 
     private mutating func takeSlot(_ slot: Int) -> Slot? {
@@ -329,15 +368,17 @@ public struct WaylandRefreshScheduler: Sendable {
             && ahead >= -WaylandRefreshScheduler.pastTolerance.value
     }
 
-    /// Refreshes between the last timestamp and `timestamp`: rounded periods, at least 1 (1 while
-    /// the period is not measured, if `requireMeasuredPeriod`).
+    /// Refreshes between the last refresh and `timestamp`: whole periods (rounded) since the
+    /// counting anchor, minus those already counted since it; at least 1 (always 1 while the period
+    /// is not measured, if `requireMeasuredPeriod`).
     private func stepsByTime(to timestamp: MonotonicInstant, requireMeasuredPeriod: Bool) -> UInt64 {
-        guard let lastTimestamp, !requireMeasuredPeriod || timeline.isPeriodMeasured else { return 1 }
+        guard let anchor = countingAnchor, !requireMeasuredPeriod || timeline.isPeriodMeasured else { return 1 }
         let p = period.value
-        let (elapsed, overflow) = timestamp.nanoseconds.subtractingReportingOverflow(lastTimestamp.nanoseconds)
+        let (elapsed, overflow) = timestamp.nanoseconds.subtractingReportingOverflow(anchor.time.nanoseconds)
         guard !overflow, elapsed > p else { return 1 }
-        let rounded = elapsed / p + (elapsed % p >= p - p / 2 ? 1 : 0)
-        return UInt64(max(1, rounded))
+        let periods = UInt64(elapsed / p + (elapsed % p >= p - p / 2 ? 1 : 0))
+        let counted = lastSequence &- anchor.sequence
+        return periods > counted ? max(1, periods &- counted) : 1
     }
 
     /// The latest presentation at or before `now` on the learned rhythm.

@@ -158,6 +158,8 @@ public final class WaylandFrameSource: FrameSource {
 
     private func requestFeedback(slot: Int) {
         guard let presentation = connection.presentation, feedbackProxies.indices.contains(slot) else { return }
+        // A slot still holding a proxy was given up by the scheduler (that feedback never came).
+        if let stale = feedbackProxies[slot] { wp_presentation_feedback_destroy(stale) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         let feedback = wp_presentation_feedback(presentation, window.surface)
         wp_presentation_feedback_add_listener(feedback, WaylandFrameSource.feedbackListener, me)
