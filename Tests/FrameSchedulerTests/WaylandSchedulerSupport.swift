@@ -130,8 +130,10 @@ final class CoreRun: FrameSource {
     var frames: [DisplayFrame] = []
     var followsStall: [Bool] = []
     private var link: DisplayLink?
+    let stallPolicy: DisplayLink.StallPolicy
 
     init(stallPolicy: DisplayLink.StallPolicy = .zeroDelta) {
+        self.stallPolicy = stallPolicy
         let link = DisplayLink(source: self, target: self) { run, link in run.frames.append(link.frame) }
         link.stallPolicy = stallPolicy
         self.link = link
@@ -158,7 +160,9 @@ final class CoreRun: FrameSource {
             if frame.timestamp <= previous.timestamp { problems.append("frame \(i): timestamp went back") }
             if frame.sequence <= previous.sequence { problems.append("frame \(i): sequence \(frame.sequence) after \(previous.sequence)") }
             if followsStall[i] {
-                if frame.delta != .zero { problems.append("frame \(i): delta after a stall \(frame.delta.value)") }
+                let expected = stallPolicy == .zeroDelta ? .zero : frame.timestamp - previous.timestamp
+                if frame.delta != expected { problems.append("frame \(i): delta after a stall \(frame.delta.value)") }
+                if frame.missedFrames != 0 { problems.append("frame \(i): missed after a stall \(frame.missedFrames)") }
             } else {
                 if frame.delta != frame.timestamp - previous.timestamp { problems.append("frame \(i): delta \(frame.delta.value)") }
                 let steps = frame.sequence &- previous.sequence
