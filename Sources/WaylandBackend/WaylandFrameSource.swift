@@ -17,9 +17,12 @@ internal import CWaylandClient
 /// whole batch of events it arrived with, so feedback that came in the same batch counts. If no
 /// new presentation arrived since the last callback (feedback late or lost), the timestamp is
 /// extrapolated on the measured rhythm and marked `frameCallbackEstimate`; without
-/// `wp_presentation`, callback arrival times are the estimate. `targetTimestamp` comes from the
-/// measured period and the learned presentation depth (``PresentationTimeline``); never from the
-/// callback's `ms` argument, which compositors fill inconsistently.
+/// `wp_presentation`, callback arrival times are the estimate. Timestamps strictly increase, also
+/// when late feedback turns out earlier than an extrapolated timestamp (see
+/// ``WaylandRefreshScheduler`` for the rules), and every refresh carries a sequence that strictly
+/// increases. `targetTimestamp` comes from the measured period and the learned presentation depth
+/// (``PresentationTimeline``); never from the callback's `ms` argument, which compositors fill
+/// inconsistently.
 ///
 /// When callbacks stop (surface hidden, feedback lost), a watchdog notices after
 /// ``Configuration/stallTimeout``; it can tick the links at a low rate (``timerFallback``

@@ -96,7 +96,7 @@ struct WaylandSchedulerProperties {
 
     @Test("under any order of callbacks, feedback (late, reordered, lost, discarded, odd seq), timer firings and demand changes, refreshes keep the invariants")
     func invariantsHold() async {
-        await propertyCheck(count: 300, input: Self.operations, Gen.bool, Gen.bool) { ops, usesPresentation, fallback in
+        await propertyCheck(count: 1000, input: Self.operations, Gen.bool, Gen.bool) { ops, usesPresentation, fallback in
             var compositor = RandomCompositor(usesPresentation: usesPresentation, fallback: fallback)
             for op in ops { compositor.apply(op) }
             let problems = invariantViolations(compositor.script)
@@ -107,7 +107,7 @@ struct WaylandSchedulerProperties {
     @Test("the same runs through a real RefreshDispatcher and DisplayLink: frames keep the invariants")
     @MainActor
     func framesKeepInvariants() async {
-        await propertyCheck(count: 200, input: Self.operations, Gen.bool, Gen.bool) { ops, usesPresentation, fallback in
+        await propertyCheck(count: 500, input: Self.operations, Gen.bool, Gen.bool) { ops, usesPresentation, fallback in
             var compositor = RandomCompositor(usesPresentation: usesPresentation, fallback: fallback)
             for op in ops { compositor.apply(op) }
             for policy in [DisplayLink.StallPolicy.zeroDelta, .realGap] {
@@ -121,7 +121,7 @@ struct WaylandSchedulerProperties {
 
     @Test("every delivered feedback names a refresh that asked for it, once; each slot is reused only when free or given up")
     func feedbackBookkeeping() async {
-        await propertyCheck(count: 200, input: Self.operations) { ops in
+        await propertyCheck(count: 500, input: Self.operations) { ops in
             var compositor = RandomCompositor(usesPresentation: true, fallback: true)
             for op in ops { compositor.apply(op) }
             let script = compositor.script
@@ -136,7 +136,7 @@ struct WaylandSchedulerProperties {
 
     @Test("presentation feedback with any time, seq and refresh never traps and never stamps an implausible time")
     func wildFeedback() async {
-        await propertyCheck(count: 300, input: Gen.int64(in: .min ... .max).array(of: 1...40),
+        await propertyCheck(count: 1000, input: Gen.int64(in: .min ... .max).array(of: 1...40),
                             Gen.uint64(in: .min ... .max).array(of: 1...40)) { times, seqs in
             var script = SchedulerScript()
             script.start(at: 0)
