@@ -154,6 +154,18 @@ public final class WaylandConnection {
         outputs.first { $0.proxy == proxy }
     }
 
+    /// Asks the compositor for a round trip (`wl_display.sync`); `done` runs on the main actor when
+    /// its answer is dispatched. By then the compositor has handled every request sent before, and
+    /// every event those requests caused has been dispatched (tests use it to wait for quiet
+    /// without sleeping). Never runs if the connection fails first.
+    public func sync(_ done: @escaping @MainActor () -> Void) {
+        guard error == nil else { return }
+        let box = Unmanaged.passRetained(SyncRequest(done)).toOpaque()
+        let callback = wl_display_sync(display)
+        wl_callback_add_listener(callback, WaylandListeners.sync, box)
+        flush()
+    }
+
     // MARK: Event loop
 
     /// Runs `handler` after each batch of events is dispatched (frame sources deliver refreshes
@@ -335,9 +347,28 @@ enum WaylandListeners {
         }
     ))
 
+    nonisolated(unsafe) static let sync: UnsafeMutablePointer<wl_callback_listener> = make(wl_callback_listener(
+        done: { data, callback, _ in
+            nonisolated(unsafe) let callback = callback
+            nonisolated(unsafe) let data = data
+            MainActor.assumeIsolated {
+                wl_callback_destroy(callback)
+                let request = Unmanaged<SyncRequest>.fromOpaque(data!).takeRetainedValue()
+                request.done()
+            }
+        }
+    ))
+
     static func make<T>(_ value: T) -> UnsafeMutablePointer<T> {
         let pointer = UnsafeMutablePointer<T>.allocate(capacity: 1)
         pointer.initialize(to: value)
         return pointer
     }
+}
+
+/// The closure of one ``WaylandConnection/sync(_:)``, retained until its answer arrives.
+@MainActor
+final class SyncRequest {
+    let done: @MainActor () -> Void
+    init(_ done: @escaping @MainActor () -> Void) { self.done = done }
 }

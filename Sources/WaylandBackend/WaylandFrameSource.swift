@@ -1,5 +1,6 @@
 import DisplayLinkCore
 import Dispatch
+import FrameSchedulers
 internal import CWayland
 internal import CWaylandClient
 
@@ -16,14 +17,21 @@ internal import CWaylandClient
 /// whole batch of events it arrived with, so feedback that came in the same batch counts. If no
 /// new presentation arrived since the last callback (feedback late or lost), the timestamp is
 /// extrapolated on the measured rhythm and marked `frameCallbackEstimate`; without
-/// `wp_presentation`, callback arrival times are the estimate. `targetTimestamp` comes from the
-/// measured period and the learned presentation depth (``PresentationTimeline``); never from the
-/// callback's `ms` argument, which compositors fill inconsistently.
+/// `wp_presentation`, callback arrival times are the estimate. Timestamps strictly increase, also
+/// when late feedback turns out earlier than an extrapolated timestamp (see
+/// ``WaylandRefreshScheduler`` for the rules), and every refresh carries a sequence that strictly
+/// increases. `targetTimestamp` comes from the measured period and the learned presentation depth
+/// (``PresentationTimeline``); never from the callback's `ms` argument, which compositors fill
+/// inconsistently.
 ///
 /// When callbacks stop (surface hidden, feedback lost), a watchdog notices after
 /// ``Configuration/stallTimeout``; it can tick the links at a low rate (``timerFallback``
 /// provenance), and the first refresh after callbacks return is marked as following a stall.
 /// While no link is active, nothing is requested and no timer runs.
+///
+/// Every decision (timestamp, sequence, target, provenance, stall, fallback tick, what to request)
+/// is made by ``WaylandRefreshScheduler``, a pure value tested on virtual time; this class makes the
+/// Wayland calls, reads the clock, converts presentation times, runs the timer and feeds it.
 @MainActor
 public final class WaylandFrameSource: FrameSource {
     public struct Configuration: Sendable {
@@ -40,50 +48,49 @@ public final class WaylandFrameSource: FrameSource {
     public let dispatcher = RefreshDispatcher()
     public let window: WaylandWindow
     public let configuration: Configuration
+    /// The source's decisions (timestamps, sequences, targets, stalls, requests), as a pure value.
+    public private(set) var scheduler: WaylandRefreshScheduler
     /// What the source has learned about presentation times.
-    public private(set) var timeline: PresentationTimeline
+    public var timeline: PresentationTimeline { scheduler.timeline }
     /// `wl_surface.frame` requests sent (for tests: a paused link sends none).
-    public private(set) var frameRequestCount = 0
+    public var frameRequestCount: Int { scheduler.frameRequestCount }
     /// Commits made by the source itself because no target drew.
     public private(set) var emptyCommitCount = 0
     /// Whether callbacks have stopped arriving.
-    public private(set) var isStalled = false
+    public var isStalled: Bool { scheduler.isStalled }
     /// The last error of the connection, once it failed.
     public private(set) var error: WaylandError?
     /// Presentation feedback events received (presented or discarded).
-    public private(set) var feedbackCount = 0
+    public var feedbackCount: Int { scheduler.feedbackCount }
+    /// Whether a `wl_surface.frame` request is outstanding (the compositor owes us a callback).
+    public var hasOutstandingFrameRequest: Bool { scheduler.hasOutstandingFrameCallback }
+    /// Presentation feedback requests the compositor has not answered yet.
+    public var outstandingFeedbackCount: Int { scheduler.outstandingFeedbackCount }
+    /// Whether the watchdog timer is armed (only while a link wants refreshes).
+    public var isWatchdogArmed: Bool { watchdog != nil }
+    /// Whether a start refresh is scheduled on the main queue.
+    public var isStartPending: Bool { scheduler.isStartPending }
 
     private var connection: WaylandConnection { window.connection }
-    private let usesPresentation: Bool
     private var frameCallback: OpaquePointer?
-    private var callbackArrival: MonotonicInstant?
     private var committedDuringDispatch = false
-    private var lastActivity: MonotonicInstant = .zero
-    private var lastDeliveredPresentation: MonotonicInstant?
-    private var lastTimestamp: MonotonicInstant?
-    private var returningFromStall = false
-    private var startPending = false
     private var watchdog: DispatchSourceTimer?
     private var clockOffset = ClockOffset.identity
     private var clockDomain: ClockDomain = .monotonic
-
-    /// Outstanding presentation feedbacks: the proxy, the refresh whose frame it reports on, and
-    /// the newest presentation known when that frame was drawn. Fixed capacity, no allocation.
-    private struct PendingFeedback {
-        var proxy: OpaquePointer?
-        var refreshIndex: UInt64 = 0
-        var knownAtDraw: MonotonicInstant?
-    }
-    private var pending: ContiguousArray<PendingFeedback>
+    /// The feedback proxies, by the scheduler's slot. Fixed capacity, no allocation per frame.
+    private var feedbackProxies: ContiguousArray<OpaquePointer?>
 
     public init(window: WaylandWindow, configuration: Configuration = Configuration()) {
         self.window = window
         self.configuration = configuration
         let advertised = window.outputs.first?.advertisedPeriod
             ?? window.connection.outputs.first?.advertisedPeriod ?? .zero
-        timeline = PresentationTimeline(advertisedPeriod: advertised)
-        usesPresentation = window.connection.hasPresentationTime
-        pending = ContiguousArray(repeating: PendingFeedback(), count: 16)
+        scheduler = WaylandRefreshScheduler(
+            configuration: .init(usesPresentation: window.connection.hasPresentationTime,
+                                 stallTimeout: configuration.stallTimeout,
+                                 fallbackTickInterval: configuration.fallbackTickInterval),
+            advertisedPeriod: advertised)
+        feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
         if let clock = window.connection.presentationClock {
             clockDomain = clock
             clockOffset = PresentationClock.offset(for: clock)
@@ -92,6 +99,7 @@ public final class WaylandFrameSource: FrameSource {
         window.connection.addAfterDispatchHandler { [weak self] in self?.afterDispatch() }
         window.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
         error = window.connection.error
+        if error != nil { scheduler.connectionFailed() }
     }
 
     isolated deinit {
@@ -108,80 +116,32 @@ public final class WaylandFrameSource: FrameSource {
     // MARK: Demand
 
     private func demandChanged(_ wanted: Bool) {
-        guard error == nil else { return }
-        if wanted {
-            lastActivity = MonotonicInstant.now()
-            startWatchdog()
-            // Start with a refresh now, from the main queue (not inside the link's init or
-            // setter): the first frame maps the surface, and the compositor paces from there.
-            guard frameCallback == nil, !startPending else { return }
-            startPending = true
-            DispatchQueue.main.async { [weak self] in
-                MainActor.assumeIsolated {
-                    guard let self else { return }
-                    self.startPending = false
-                    guard self.dispatcher.wantsRefreshes, self.frameCallback == nil, self.error == nil else { return }
-                    self.runRefresh(arrival: MonotonicInstant.now(), firstAfterStart: true)
-                }
+        let scheduleStart = scheduler.demandChanged(wanted, at: MonotonicInstant.now())
+        if scheduler.wantsWatchdog { startWatchdog() } else { stopWatchdog() }
+        guard scheduleStart else { return }
+        // Start with a refresh now, from the main queue (not inside the link's init or setter):
+        // the first frame maps the surface, and the compositor paces from there.
+        DispatchQueue.main.async { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self, let refresh = self.scheduler.startDue(at: MonotonicInstant.now()) else { return }
+                self.perform(refresh)
             }
-        } else {
-            stopWatchdog()
         }
     }
 
     // MARK: The refresh
 
     private func afterDispatch() {
-        guard let arrival = callbackArrival else { return }
-        callbackArrival = nil
-        guard dispatcher.wantsRefreshes else { return }
-        runRefresh(arrival: arrival, firstAfterStart: false)
+        guard let refresh = scheduler.eventsDispatched() else { return }
+        perform(refresh)
     }
 
-    private func runRefresh(arrival: MonotonicInstant, firstAfterStart: Bool) {
-        lastActivity = arrival
-        let followsStall = returningFromStall || isStalled
-        isStalled = false
-        returningFromStall = false
-
-        let timestamp: MonotonicInstant
-        let provenance: TimestampProvenance
-        var sequence: UInt64?
-        if usesPresentation, let latest = timeline.latest, latest != lastDeliveredPresentation {
-            timestamp = latest
-            provenance = .presentationFeedback
-            sequence = timeline.latestSequence
-            lastDeliveredPresentation = latest
-        } else if usesPresentation, let estimate = timeline.extrapolatedPresentation(now: arrival),
-                  estimate > (lastTimestamp ?? .zero) {
-            timestamp = estimate
-            provenance = .frameCallbackEstimate
-        } else if !usesPresentation && !firstAfterStart {
-            timeline.recordPresentation(at: arrival)
-            timestamp = arrival
-            provenance = .frameCallbackEstimate
-        } else {
-            timestamp = max(arrival, (lastTimestamp ?? .zero) + Nanoseconds(1))
-            provenance = .frameCallbackEstimate
-        }
-        // Refreshes are counted from timestamps only once the period is measured: an advertised
-        // refresh (weston headless: 16.7 ms, presenting every ~26 ms) would invent missed frames.
-        if sequence == nil && !timeline.isPeriodMeasured {
-            sequence = dispatcher.lastSequence &+ 1
-        }
-        lastTimestamp = timestamp
-
-        requestNextFrame()
+    /// Sends the refresh's requests, dispatches it, and commits the empty state if no target drew.
+    private func perform(_ refresh: WaylandRefreshScheduler.Refresh) {
+        if refresh.requestsFrameCallback { requestFrameCallback() }
+        if let slot = refresh.feedbackSlot { requestFeedback(slot: slot) }
         committedDuringDispatch = false
-        let event = RefreshEvent(
-            timestamp: timestamp,
-            sequence: sequence,
-            refreshPeriod: timeline.period,
-            targetTimestamp: timeline.predictTarget(now: arrival),
-            provenance: provenance,
-            followsStall: followsStall && !firstAfterStart
-        )
-        dispatcher.dispatch(event)
+        dispatcher.dispatch(refresh.event)
         guard error == nil else { return }
         if !committedDuringDispatch {
             // Nothing drawn: commit the frame request alone so the compositor keeps pacing us.
@@ -192,20 +152,21 @@ public final class WaylandFrameSource: FrameSource {
         connection.dispatchPending()
     }
 
-    private func requestNextFrame() {
-        guard frameCallback == nil else { return }
+    private func requestFrameCallback() {
         let me = Unmanaged.passUnretained(self).toOpaque()
         let callback = wl_surface_frame(window.surface)
         wl_callback_add_listener(callback, WaylandFrameSource.callbackListener, me)
         frameCallback = callback
-        frameRequestCount += 1
-        guard usesPresentation, let presentation = connection.presentation else { return }
-        // The feedback reports on the frame drawn in the refresh about to be dispatched.
-        guard let slot = pending.firstIndex(where: { $0.proxy == nil }) else { return }
+    }
+
+    private func requestFeedback(slot: Int) {
+        guard let presentation = connection.presentation, feedbackProxies.indices.contains(slot) else { return }
+        // A slot still holding a proxy was given up by the scheduler (that feedback never came).
+        if let stale = feedbackProxies[slot] { wp_presentation_feedback_destroy(stale) }
+        let me = Unmanaged.passUnretained(self).toOpaque()
         let feedback = wp_presentation_feedback(presentation, window.surface)
         wp_presentation_feedback_add_listener(feedback, WaylandFrameSource.feedbackListener, me)
-        pending[slot] = PendingFeedback(proxy: feedback, refreshIndex: dispatcher.nextRefreshIndex,
-                                        knownAtDraw: timeline.latest)
+        feedbackProxies[slot] = feedback
     }
 
     // MARK: Events
@@ -214,47 +175,42 @@ public final class WaylandFrameSource: FrameSource {
         wl_callback_destroy(callback)
         if callback == frameCallback { frameCallback = nil }
         // Handled after the whole batch: presentation feedback in the same batch counts.
-        callbackArrival = MonotonicInstant.now()
+        scheduler.frameCallbackDone(at: MonotonicInstant.now())
     }
 
     private func presented(_ proxy: OpaquePointer?, seconds: UInt64, nanoseconds: UInt32,
                            refresh: UInt32, sequence: UInt64) {
-        guard let slot = takePending(proxy) else { return }
-        feedbackCount += 1
+        guard let slot = takeProxy(proxy) else { return }
         let now = MonotonicInstant.now()
         if clockDomain != .monotonic, clockOffset.isStale(at: now) {
             clockOffset = PresentationClock.offset(for: clockDomain)
         }
         let raw = Int64(truncatingIfNeeded: seconds) &* 1_000_000_000 &+ Int64(nanoseconds)
         let time = clockOffset.monotonic(fromSource: raw)
-        let vblank: UInt64? = sequence == 0 ? nil : sequence
-        timeline.recordPresentation(at: time, sequence: vblank, advertisedRefresh: Nanoseconds(Int64(refresh)))
-        timeline.recordOutcome(knownAtDraw: slot.knownAtDraw, presentedAt: time)
-        dispatcher.deliver(PresentationFeedback(refreshIndex: slot.refreshIndex,
-                                                outcome: .presented(at: time, sequence: vblank)))
+        guard let feedback = scheduler.presented(slot: slot, at: time, receivedAt: now, sequence: sequence,
+                                                 advertisedRefresh: Nanoseconds(Int64(refresh))) else { return }
+        dispatcher.deliver(feedback)
     }
 
     private func discarded(_ proxy: OpaquePointer?) {
-        guard let slot = takePending(proxy) else { return }
-        feedbackCount += 1
-        dispatcher.deliver(PresentationFeedback(refreshIndex: slot.refreshIndex, outcome: .discarded))
+        guard let slot = takeProxy(proxy), let feedback = scheduler.discarded(slot: slot) else { return }
+        dispatcher.deliver(feedback)
     }
 
-    private func takePending(_ proxy: OpaquePointer?) -> PendingFeedback? {
+    /// Destroys a feedback proxy and returns its slot.
+    private func takeProxy(_ proxy: OpaquePointer?) -> Int? {
         wp_presentation_feedback_destroy(proxy)
-        guard let index = pending.firstIndex(where: { $0.proxy == proxy }) else { return nil }
-        let entry = pending[index]
-        pending[index] = PendingFeedback()
-        return entry
+        guard let slot = feedbackProxies.firstIndex(where: { $0 == proxy }) else { return nil }
+        feedbackProxies[slot] = nil
+        return slot
     }
 
     // MARK: Stalls and failure
 
     private func startWatchdog() {
         guard watchdog == nil else { return }
-        let interval = configuration.fallbackTickInterval ?? configuration.stallTimeout
+        let nanos = Int(clamping: scheduler.watchdogInterval.value)
         let timer = DispatchSource.makeTimerSource(queue: .main)
-        let nanos = Int(clamping: interval.value)
         timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
                        leeway: .nanoseconds(nanos / 10))
         timer.setEventHandler { [weak self] in
@@ -270,26 +226,21 @@ public final class WaylandFrameSource: FrameSource {
     }
 
     private func watchdogFired() {
-        guard error == nil, dispatcher.wantsRefreshes else { return }
-        let now = MonotonicInstant.now()
-        guard now - lastActivity >= configuration.stallTimeout else { return }
-        if !isStalled {
-            isStalled = true
-            returningFromStall = true
+        guard error == nil else { return }
+        switch scheduler.watchdog(now: MonotonicInstant.now()) {
+        case .nothing, .stalled:
+            break
+        case .fallbackTick(let refresh):
+            perform(refresh)
         }
-        guard configuration.fallbackTickInterval != nil else { return }
-        // Keep the frame request outstanding so the compositor can resume pacing us.
-        requestNextFrame()
-        dispatcher.dispatch(RefreshEvent(timestamp: now, refreshPeriod: timeline.period,
-                                         targetTimestamp: now + timeline.period, provenance: .timerFallback))
-        connection.flush()
     }
 
     private func connectionFailed(_ failure: WaylandError) {
         error = failure
+        scheduler.connectionFailed()
         stopWatchdog()
         frameCallback = nil
-        for index in pending.indices { pending[index] = PendingFeedback() }
+        for index in feedbackProxies.indices { feedbackProxies[index] = nil }
         dispatcher.invalidateAll()
     }
 
@@ -297,7 +248,7 @@ public final class WaylandFrameSource: FrameSource {
         guard error == nil else { return }
         if let frameCallback { wl_callback_destroy(frameCallback) }
         frameCallback = nil
-        for entry in pending where entry.proxy != nil { wp_presentation_feedback_destroy(entry.proxy) }
+        for proxy in feedbackProxies where proxy != nil { wp_presentation_feedback_destroy(proxy) }
     }
 
     // MARK: Listener trampolines
@@ -320,7 +271,7 @@ public final class WaylandFrameSource: FrameSource {
         presented: { data, feedback, secondsHigh, secondsLow, nanoseconds, refresh, sequenceHigh, sequenceLow, _ in
             nonisolated(unsafe) let feedback = feedback
             let object = WaylandFrameSource.from(data)
-                MainActor.assumeIsolated {
+            MainActor.assumeIsolated {
                 object.presented(
                     feedback, seconds: UInt64(secondsHigh) << 32 | UInt64(secondsLow), nanoseconds: nanoseconds,
                     refresh: refresh, sequence: UInt64(sequenceHigh) << 32 | UInt64(sequenceLow))

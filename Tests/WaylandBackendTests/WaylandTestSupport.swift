@@ -16,10 +16,14 @@ func wait(upTo limit: Duration = .seconds(20), until condition: () -> Bool) asyn
     return true
 }
 
-/// Sleeps on the main actor while the main queue runs.
+/// A compositor round trip: returns once the compositor has handled every request sent so far
+/// and the events they caused have been dispatched (false only if the connection failed or the
+/// hang guard ran out).
 @MainActor
-func idle(_ duration: Duration) async {
-    try? await Task.sleep(for: duration)
+func roundtrip(_ connection: WaylandConnection) async -> Bool {
+    var done = false
+    connection.sync { done = true }
+    return await wait(upTo: .seconds(60)) { done || connection.error != nil } && done
 }
 
 /// A window on a private weston with a link that draws a quad moving by deltaTime, and that
@@ -49,8 +53,11 @@ final class PacedClient {
         egl.frameSource = source
     }
 
-    func start() {
+    /// Starts the link. `realGap`: a frame after a stall (the compositor was slow for longer than
+    /// the stall timeout, as on a loaded host) keeps `delta` equal to the timestamp difference.
+    func start(stallPolicy: DisplayLink.StallPolicy = .realGap) {
         let link = DisplayLink(source: source, target: self) { client, link in client.tick(link) }
+        link.stallPolicy = stallPolicy
         link.presentationHandler = { [weak self] in self?.feedback.append($0) }
         self.link = link
     }

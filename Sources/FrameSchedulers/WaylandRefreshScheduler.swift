@@ -1,0 +1,418 @@
+import DisplayLinkCore
+
+/// The decisions of a Wayland frame source, with no Wayland calls and no clock reads: events in
+/// (frame callback done, presentation feedback, watchdog firings, demand changes), refreshes and
+/// requests out. The shell (`WaylandFrameSource`) makes the C calls, reads the clock, converts
+/// presentation times to `CLOCK_MONOTONIC`, runs the timer, and feeds this type.
+///
+/// Each refresh's timestamp is, in order of preference:
+/// 1. the newest presentation time reported since the last refresh (``TimestampProvenance/presentationFeedback``),
+///    when it is later than the previous refresh's timestamp;
+/// 2. when nothing was reported since the last refresh (feedback late or lost): the latest
+///    presentation the rhythm implies at the callback's arrival
+///    (``TimestampProvenance/frameCallbackEstimate``), when later than the previous timestamp;
+/// 3. when a presentation was reported but is not later than the previous timestamp (an
+///    extrapolation overshot it): half a period after the previous timestamp (at most the
+///    arrival), so the presentation reported next is later again and stamps the refresh after;
+///    extrapolating here instead would stay one step ahead of the feedback for good;
+/// 4. without `wp_presentation`, or before any presentation: the callback's arrival time;
+/// on a start (after a pause), the rhythm's latest vblank is preferred to an older presentation;
+/// never earlier than 1 ns after the previous timestamp.
+///
+/// So timestamps strictly increase, even when a presentation arrives that is earlier than a
+/// timestamp already extrapolated, or the compositor reports times out of order.
+///
+/// Sequences: every refresh carries one, in a single space owned by this scheduler (strictly
+/// increasing, starting at 1). A refresh stamped with a presentation whose compositor `seq` is
+/// known advances by the compositor's step from the previous such refresh when that step agrees
+/// with the time that passed to within one refresh; otherwise (no `seq`, `seq` 0, backwards, wrapped or
+/// jumping) the step is counted from the timestamps once the period is measured, else 1.
+/// Before the period is measured, counting from timestamps would invent missed frames (weston
+/// headless advertises 16.7 ms and presents every ~25 ms).
+///
+/// `targetTimestamp`: the newest presentation plus the learned depth in periods, moved past both
+/// the arrival and the timestamp (so `targetTimestamp > timestamp`).
+///
+/// Nothing here traps on compositor data: times and sequences use wrapping or checked
+/// arithmetic, a period below ``minimumPeriod`` is replaced, and presentation times implausibly
+/// far from when their feedback arrived are reported to the links but not learned from.
+/// The per-event path allocates nothing (the feedback slots are allocated once).
+public struct WaylandRefreshScheduler: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// Whether `wp_presentation` feedback is requested (false: callback arrivals are the estimate).
+        public var usesPresentation: Bool
+        /// No callback for this long means the compositor stopped pacing us.
+        public var stallTimeout: Nanoseconds
+        /// While stalled, tick this often with ``TimestampProvenance/timerFallback`` (nil: don't).
+        public var fallbackTickInterval: Nanoseconds?
+
+        public init(usesPresentation: Bool = true, stallTimeout: Nanoseconds = Nanoseconds(500_000_000),
+                    fallbackTickInterval: Nanoseconds? = nil) {
+            self.usesPresentation = usesPresentation
+            self.stallTimeout = stallTimeout
+            self.fallbackTickInterval = fallbackTickInterval
+        }
+    }
+
+    /// A refresh to dispatch, and what to request for it before dispatching.
+    public struct Refresh: Sendable, Hashable {
+        public var event: RefreshEvent
+        /// The index the dispatcher gives this refresh (refreshes are counted from 0).
+        public var index: UInt64
+        /// Send `wl_surface.frame` (no callback is outstanding).
+        public var requestsFrameCallback: Bool
+        /// Send `wp_presentation.feedback` and file it under this slot (its frame is this refresh's).
+        public var feedbackSlot: Int?
+    }
+
+    /// What a watchdog firing leads to.
+    public enum WatchdogAction: Sendable, Hashable {
+        case nothing
+        /// Callbacks stopped: ``isStalled`` just became true (no fallback ticks configured).
+        case stalled
+        /// Dispatch this fallback tick (stalled, with fallback ticks configured).
+        case fallbackTick(Refresh)
+    }
+
+    public static let feedbackCapacity = 16
+    /// Periods below this (measured from bogus presentation times) are not believed.
+    public static let minimumPeriod = Nanoseconds(500_000)
+    /// Presentation times later than their feedback's arrival by more than this are not learned from.
+    public static let futureTolerance = Nanoseconds(100_000_000)
+    /// Presentation times earlier than their feedback's arrival by more than this are not learned from.
+    public static let pastTolerance = Nanoseconds(3_600_000_000_000)
+
+    public let configuration: Configuration
+    /// What has been learned about presentation times.
+    public private(set) var timeline: PresentationTimeline
+    /// Whether a link wants refreshes.
+    public private(set) var isActive = false
+    /// Whether the connection failed (nothing more is requested or dispatched).
+    public private(set) var isFailed = false
+    /// Whether callbacks have stopped arriving (set by the watchdog, cleared by the next refresh).
+    public private(set) var isStalled = false
+    /// A `wl_surface.frame` request is outstanding.
+    public private(set) var hasOutstandingFrameCallback = false
+    /// A start refresh is scheduled (``demandChanged(_:at:)`` returned true, ``startDue(at:)`` not yet called).
+    public private(set) var isStartPending = false
+    /// `wl_surface.frame` requests asked for.
+    public private(set) var frameRequestCount = 0
+    /// Feedback events (presented or discarded) for known slots.
+    public private(set) var feedbackCount = 0
+    /// The index of the next refresh.
+    public private(set) var nextRefreshIndex: UInt64 = 0
+    /// The last refresh's timestamp and sequence.
+    public private(set) var lastTimestamp: MonotonicInstant?
+    public private(set) var lastSequence: UInt64 = 0
+
+    private var returningFromStall = false
+    private var lastActivity = MonotonicInstant.zero
+    private var lastDeliveredPresentation: MonotonicInstant?
+    /// The compositor `seq` of the last refresh, when it was stamped with a presentation that had one.
+    private var lastCompositorSequence: UInt64?
+    private var callbackArrival: MonotonicInstant?
+    /// The refresh that counting by time starts from: the last one on the rhythm.
+    private var countingAnchor: (time: MonotonicInstant, sequence: UInt64)?
+
+    private struct Slot: Sendable {
+        var inUse = false
+        var refreshIndex: UInt64 = 0
+        var knownAtDraw: MonotonicInstant?
+    }
+    private var slots: ContiguousArray<Slot>
+
+    public init(configuration: Configuration = Configuration(), advertisedPeriod: Nanoseconds = .zero) {
+        self.configuration = configuration
+        timeline = PresentationTimeline(advertisedPeriod: advertisedPeriod.value > 0 ? advertisedPeriod : .zero)
+        slots = ContiguousArray(repeating: Slot(), count: WaylandRefreshScheduler.feedbackCapacity)
+    }
+
+    // MARK: Derived state
+
+    /// The period reported with refreshes: the timeline's, unless it is implausibly short.
+    public var period: Nanoseconds {
+        let measured = timeline.period
+        if measured >= WaylandRefreshScheduler.minimumPeriod { return measured }
+        if timeline.advertisedPeriod >= WaylandRefreshScheduler.minimumPeriod { return timeline.advertisedPeriod }
+        return Nanoseconds(16_666_667)
+    }
+
+    /// Whether the shell should run its watchdog timer.
+    public var wantsWatchdog: Bool { isActive && !isFailed }
+
+    /// How often the watchdog timer fires (the fallback interval, or the stall timeout; ≥ 1 ms).
+    public var watchdogInterval: Nanoseconds {
+        let interval = configuration.fallbackTickInterval ?? configuration.stallTimeout
+        return max(interval, Nanoseconds(1_000_000))
+    }
+
+    /// Feedback requests not answered yet.
+    public var outstandingFeedbackCount: Int {
+        var n = 0
+        for slot in slots where slot.inUse { n += 1 }
+        return n
+    }
+
+    // MARK: Demand
+
+    /// A link started or stopped wanting refreshes. Returns true when the shell should schedule a
+    /// start refresh (from the main queue, then call ``startDue(at:)``).
+    public mutating func demandChanged(_ wanted: Bool, at now: MonotonicInstant) -> Bool {
+        isActive = wanted
+        guard wanted, !isFailed else { return false }
+        lastActivity = now
+        guard !hasOutstandingFrameCallback, !isStartPending else { return false }
+        isStartPending = true
+        return true
+    }
+
+    /// The scheduled start refresh, if it is still due (the first frame maps the surface, and the
+    /// compositor paces from there).
+    public mutating func startDue(at now: MonotonicInstant) -> Refresh? {
+        isStartPending = false
+        guard isActive, !isFailed, !hasOutstandingFrameCallback else { return nil }
+        return refresh(at: now, firstAfterStart: true)
+    }
+
+    // MARK: Frame callbacks
+
+    /// A frame callback arrived at `arrival`. The refresh waits for ``eventsDispatched()``, so
+    /// presentation feedback read in the same batch counts.
+    public mutating func frameCallbackDone(at arrival: MonotonicInstant) {
+        hasOutstandingFrameCallback = false
+        callbackArrival = arrival
+    }
+
+    /// A batch of events was dispatched: the refresh for a callback in it, if a link wants one.
+    public mutating func eventsDispatched() -> Refresh? {
+        guard let arrival = callbackArrival else { return nil }
+        callbackArrival = nil
+        guard isActive, !isFailed else { return nil }
+        return refresh(at: arrival, firstAfterStart: false)
+    }
+
+    /// The refresh for a callback that arrived at `arrival` (or for the start, `firstAfterStart`).
+    public mutating func refresh(at arrival: MonotonicInstant, firstAfterStart: Bool) -> Refresh {
+        lastActivity = arrival
+        let followsStall = (returningFromStall || isStalled) && !firstAfterStart
+        isStalled = false
+        returningFromStall = false
+
+        var timestamp: MonotonicInstant
+        var provenance = TimestampProvenance.frameCallbackEstimate
+        var compositorSequence: UInt64?
+        var isHalfStep = false
+        if configuration.usesPresentation {
+            let latest = timeline.latest
+            let isNew = latest != nil && latest != lastDeliveredPresentation
+            lastDeliveredPresentation = latest
+            // On a start, the newest presentation may be from long ago (before a pause): the
+            // rhythm's latest vblank then says better where the display is.
+            let rhythm = firstAfterStart ? extrapolatedPresentation(at: arrival) : nil
+            if isNew, let latest, isAfterLastTimestamp(latest), rhythm.map({ $0 <= latest }) ?? true {
+                timestamp = latest
+                provenance = .presentationFeedback
+                compositorSequence = timeline.latestSequence
+            } else if !isNew || firstAfterStart, let estimate = extrapolatedPresentation(at: arrival),
+                      isAfterLastTimestamp(estimate) {
+                // No news since the last refresh (feedback late or lost): the rhythm's latest vblank.
+                timestamp = estimate
+            } else if latest != nil, let lastTimestamp {
+                // A presentation came in, but not after the timestamp already given (an earlier
+                // extrapolation overshot it), or the rhythm has no newer vblank: half a period on,
+                // so the next reported presentation is later again.
+                timestamp = notBeforeLast(min(arrival, saturatingAdd(lastTimestamp, Nanoseconds(period.value / 2))))
+                isHalfStep = true
+            } else {
+                timestamp = notBeforeLast(arrival)
+            }
+        } else {
+            if !firstAfterStart {
+                timeline.recordPresentation(at: arrival)
+            }
+            timestamp = notBeforeLast(arrival)
+        }
+
+        var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
+        if let given = compositorSequence, let previous = lastCompositorSequence {
+            // The compositor's count wins when it agrees with the time to within one refresh.
+            let step = given &- previous
+            let byTime = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
+            if step >= 1 && step <= byTime &+ 1 && step &+ 1 >= byTime { steps = step }
+        }
+        lastCompositorSequence = compositorSequence
+        // A half step is off the rhythm: refreshes after it are counted from the one before it.
+        let keepAnchor = isHalfStep
+        defer { if !keepAnchor { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) } }
+        return makeRefresh(timestamp: timestamp, steps: steps, target: predictTarget(now: arrival, timestamp: timestamp),
+                           provenance: provenance, followsStall: followsStall)
+    }
+
+    // MARK: Presentation feedback
+
+    /// The feedback filed under `slot` reported a presentation at `time` (already on
+    /// `CLOCK_MONOTONIC`), received at `receivedAt`. `sequence` 0 means unknown; `advertisedRefresh`
+    /// 0 means unknown. Returns what to deliver to the links (nil for an unknown slot).
+    public mutating func presented(slot: Int, at time: MonotonicInstant, receivedAt: MonotonicInstant,
+                                   sequence: UInt64, advertisedRefresh: Nanoseconds) -> PresentationFeedback? {
+        guard let entry = takeSlot(slot) else { return nil }
+        feedbackCount += 1
+        let vblank: UInt64? = sequence == 0 ? nil : sequence
+        if isPlausible(time, receivedAt: receivedAt) {
+            timeline.recordPresentation(at: time, sequence: vblank,
+                                        advertisedRefresh: advertisedRefresh.value > 0 ? advertisedRefresh : .zero)
+            timeline.recordOutcome(knownAtDraw: entry.knownAtDraw, presentedAt: time)
+        }
+        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank))
+    }
+
+    /// The feedback filed under `slot` reported its frame discarded.
+    public mutating func discarded(slot: Int) -> PresentationFeedback? {
+        guard let entry = takeSlot(slot) else { return nil }
+        feedbackCount += 1
+        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .discarded)
+    }
+
+    /// The refresh index the feedback in `slot` reports on (nil when the slot is free).
+    public func refreshIndex(ofSlot slot: Int) -> UInt64? {
+        guard slots.indices.contains(slot), slots[slot].inUse else { return nil }
+        return slots[slot].refreshIndex
+    }
+
+    // MARK: Stalls and failure
+
+    /// The watchdog timer fired at `now`.
+    public mutating func watchdog(now: MonotonicInstant) -> WatchdogAction {
+        guard isActive, !isFailed else { return .nothing }
+        let (idle, overflow) = now.nanoseconds.subtractingReportingOverflow(lastActivity.nanoseconds)
+        guard !overflow, idle >= configuration.stallTimeout.value else { return .nothing }
+        let noticed = !isStalled
+        if noticed {
+            isStalled = true
+            returningFromStall = true
+        }
+        guard configuration.fallbackTickInterval != nil else { return noticed ? .stalled : .nothing }
+        let timestamp = notBeforeLast(now)
+        let steps = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
+        lastCompositorSequence = nil
+        defer { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) }
+        // Keeps (or makes) a frame request outstanding so the compositor can resume pacing us.
+        return .fallbackTick(makeRefresh(timestamp: timestamp, steps: steps,
+                                         target: saturatingAdd(timestamp, period), provenance: .timerFallback,
+                                         followsStall: false))
+    }
+
+    /// The connection failed: nothing is outstanding any more, and nothing more happens.
+    public mutating func connectionFailed() {
+        isFailed = true
+        hasOutstandingFrameCallback = false
+        callbackArrival = nil
+        for index in slots.indices { slots[index] = Slot() }
+    }
+
+    // MARK: Helpers
+
+    private mutating func makeRefresh(timestamp: MonotonicInstant, steps: UInt64, target: MonotonicInstant,
+                                      provenance: TimestampProvenance, followsStall: Bool) -> Refresh {
+        lastTimestamp = timestamp
+        lastSequence &+= max(1, steps)
+        let index = nextRefreshIndex
+        nextRefreshIndex &+= 1
+        var requestsCallback = false
+        var feedbackSlot: Int?
+        if !hasOutstandingFrameCallback {
+            requestsCallback = true
+            hasOutstandingFrameCallback = true
+            frameRequestCount += 1
+            if configuration.usesPresentation {
+                // The feedback reports on the frame drawn in this refresh. When every slot is taken
+                // (the compositor loses feedback), the oldest request is given up: the shell destroys
+                // its proxy and reuses the slot.
+                let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
+                slots[slot] = Slot(inUse: true, refreshIndex: index, knownAtDraw: timeline.latest)
+                feedbackSlot = slot
+            }
+        }
+        let event = RefreshEvent(timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
+                                 targetTimestamp: target, provenance: provenance, followsStall: followsStall)
+        return Refresh(event: event, index: index, requestsFrameCallback: requestsCallback, feedbackSlot: feedbackSlot)
+    }
+
+    private func oldestSlot() -> Int {
+        var oldest = 0
+        for index in slots.indices where slots[index].refreshIndex < slots[oldest].refreshIndex { oldest = index }
+        return oldest
+    }
+
+    private mutating func takeSlot(_ slot: Int) -> Slot? {
+        guard slots.indices.contains(slot), slots[slot].inUse else { return nil }
+        let entry = slots[slot]
+        slots[slot] = Slot()
+        return entry
+    }
+
+    private func isAfterLastTimestamp(_ time: MonotonicInstant) -> Bool {
+        guard let lastTimestamp else { return true }
+        return time > lastTimestamp
+    }
+
+    /// `time`, or 1 ns after the last timestamp if that is later (saturating).
+    private func notBeforeLast(_ time: MonotonicInstant) -> MonotonicInstant {
+        guard let lastTimestamp, time <= lastTimestamp else { return time }
+        return saturatingAdd(lastTimestamp, Nanoseconds(1))
+    }
+
+    private func isPlausible(_ time: MonotonicInstant, receivedAt: MonotonicInstant) -> Bool {
+        let (ahead, overflow) = time.nanoseconds.subtractingReportingOverflow(receivedAt.nanoseconds)
+        return !overflow && ahead <= WaylandRefreshScheduler.futureTolerance.value
+            && ahead >= -WaylandRefreshScheduler.pastTolerance.value
+    }
+
+    /// Refreshes between the last refresh and `timestamp`: whole periods (rounded) since the
+    /// counting anchor, minus those already counted since it; at least 1 (always 1 while the period
+    /// is not measured, if `requireMeasuredPeriod`).
+    private func stepsByTime(to timestamp: MonotonicInstant, requireMeasuredPeriod: Bool) -> UInt64 {
+        guard let anchor = countingAnchor, !requireMeasuredPeriod || timeline.isPeriodMeasured else { return 1 }
+        let p = period.value
+        let (elapsed, overflow) = timestamp.nanoseconds.subtractingReportingOverflow(anchor.time.nanoseconds)
+        guard !overflow, elapsed > p else { return 1 }
+        let periods = UInt64(elapsed / p + (elapsed % p >= p - p / 2 ? 1 : 0))
+        let counted = lastSequence &- anchor.sequence
+        return periods > counted ? max(1, periods &- counted) : 1
+    }
+
+    /// The latest presentation at or before `now` on the learned rhythm.
+    private func extrapolatedPresentation(at now: MonotonicInstant) -> MonotonicInstant? {
+        guard let latest = timeline.latest else { return nil }
+        let p = period.value
+        let (elapsed, overflow) = now.nanoseconds.subtractingReportingOverflow(latest.nanoseconds)
+        guard !overflow, elapsed > 0 else { return latest }
+        return MonotonicInstant(nanoseconds: latest.nanoseconds &+ (elapsed / p) * p)
+    }
+
+    /// `latest + depth·period`, moved by whole periods past `now` and `timestamp`.
+    private func predictTarget(now: MonotonicInstant, timestamp: MonotonicInstant) -> MonotonicInstant {
+        let p = period
+        let floor = max(now, timestamp)
+        guard let latest = timeline.latest else { return saturatingAdd(floor, p) }
+        var target = saturatingAdd(latest, Nanoseconds(p.value.multipliedReportingOverflow(by: Int64(timeline.depth)).partialValue))
+        if target <= floor {
+            let (gap, overflow) = floor.nanoseconds.subtractingReportingOverflow(target.nanoseconds)
+            if !overflow {
+                let behind = gap / p.value + 1
+                let (advance, tooFar) = behind.multipliedReportingOverflow(by: p.value)
+                target = tooFar ? saturatingAdd(floor, p) : saturatingAdd(target, Nanoseconds(advance))
+            } else {
+                target = saturatingAdd(floor, p)
+            }
+        }
+        if target <= timestamp { target = saturatingAdd(timestamp, p) }
+        return target
+    }
+
+    private func saturatingAdd(_ time: MonotonicInstant, _ span: Nanoseconds) -> MonotonicInstant {
+        let (sum, overflow) = time.nanoseconds.addingReportingOverflow(span.value)
+        guard overflow else { return MonotonicInstant(nanoseconds: sum) }
+        return MonotonicInstant(nanoseconds: span.value > 0 ? .max : .min)
+    }
+}
