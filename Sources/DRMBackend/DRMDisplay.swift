@@ -270,8 +270,11 @@ public final class DRMDisplay: FrameSource {
                     return
                 }
                 let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
+                // After the read: an event waiting may be the flip completing at this very vblank.
+                var descriptor = pollfd(fd: self.fd, events: Int16(POLLIN), revents: 0)
+                let eventPending = poll(&descriptor, 1, 0) != 0
                 self.record(KernelVblank(sequence: sequence, time: time, kind: .current))
-                if let event = self.scheduler.currentVblank(sequence: sequence, at: time,
+                if let event = self.scheduler.currentVblank(sequence: sequence, at: time, eventPending: eventPending,
                                                             refreshIndex: self.dispatcher.nextRefreshIndex,
                                                             now: MonotonicInstant.now()) {
                     self.runCallback(event)

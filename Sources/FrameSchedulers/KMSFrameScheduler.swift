@@ -38,7 +38,7 @@ public struct KMSFrameScheduler: Sendable {
         /// Queue a page flip with this frame now.
         case flip
         /// Queue a page flip now, then (after returning to the event loop) read the current vblank
-        /// and call ``currentVblank(sequence:at:refreshIndex:now:)``: the next frame may start now.
+        /// and call ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``: the next frame may start now.
         case flipAndStartNext
         /// A flip is pending: keep this frame and flip it at that flip's completion. `discarding`:
         /// an older held frame the shell drops (never reached: no callback runs while one is held).
@@ -108,7 +108,7 @@ public struct KMSFrameScheduler: Sendable {
     private var presentedInCallback = false
     /// The newest timestamp handed out (timestamps never decrease).
     private var lastTimestamp: MonotonicInstant?
-    /// A ``PresentAction/flipAndStartNext`` awaits its ``currentVblank(sequence:at:refreshIndex:now:)``.
+    /// A ``PresentAction/flipAndStartNext`` awaits its ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``.
     public private(set) var wantsCurrentVblank = false
 
     /// Lateness counts once this many frames are known (slow start-up frames are not the pace).
@@ -220,15 +220,18 @@ public struct KMSFrameScheduler: Sendable {
         return EventOutcome(feedback: feedback, flipHeld: false, next: .callback)
     }
 
-    /// After ``PresentAction/flipAndStartNext``: the kernel's current vblank. Returns the refresh
-    /// to dispatch now when it is the vblank right after the late frame's own (its flip was queued
-    /// after that one, so it cannot have completed yet); nil otherwise (a later vblank may carry
-    /// the flip's completion, still unread: its event brings the next callback).
-    public mutating func currentVblank(sequence: UInt64, at time: MonotonicInstant, refreshIndex: UInt64,
-                                       now: MonotonicInstant) -> RefreshEvent? {
+    /// After ``PresentAction/flipAndStartNext``: the kernel's current vblank, read after the flip
+    /// was queued, and whether an event was already waiting to be read after that read
+    /// (`eventPending`). Returns the refresh to dispatch now when it is the vblank right after the
+    /// late frame's own and no event is waiting: then the flip was queued after that vblank and
+    /// completes at a later one. Nil otherwise: the flip may have completed at this vblank (the
+    /// frame was late by our clock but not the kernel's: its vblank handler ran late), or a later
+    /// vblank may carry its completion, still unread; its event brings the next callback.
+    public mutating func currentVblank(sequence: UInt64, at time: MonotonicInstant, eventPending: Bool,
+                                       refreshIndex: UInt64, now: MonotonicInstant) -> RefreshEvent? {
         guard wantsCurrentVblank else { return nil }
         wantsCurrentVblank = false
-        guard !hasFailed, flipping != nil, held == nil, let last = callbackSequence,
+        guard !hasFailed, !eventPending, flipping != nil, held == nil, let last = callbackSequence,
               sequence > lastSequence, sequence == last &+ 1, time >= callbackVblank else { return nil }
         lastSequence = sequence
         pending = (time, sequence, 2)
