@@ -508,10 +508,17 @@ public final class DRMDisplay: FrameSource {
     }
 
     /// The current CRTC's framebuffer, mode validity and size (for checking the restore).
+    /// Opening the device makes the opener master while no other program is: a program that
+    /// opens it at the same moment cannot become master. To watch while a program starts, use a
+    /// ``CRTCWatcher``.
     public static func crtcState(devicePath: String) -> (buffer: UInt32, modeValid: Bool, width: Int, height: Int)? {
         let fd = open(devicePath, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return crtcState(fd: fd)
+    }
+
+    nonisolated static func crtcState(fd: Int32) -> (buffer: UInt32, modeValid: Bool, width: Int, height: Int)? {
         guard let resources = drmModeGetResources(fd) else { return nil }
         defer { drmModeFreeResources(resources) }
         guard resources.pointee.count_crtcs > 0, let crtc = drmModeGetCrtc(fd, resources.pointee.crtcs[0]) else { return nil }
@@ -637,6 +644,25 @@ public final class DRMDisplay: FrameSource {
             display.vblankEvent(sequence: sequence, time: MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds)))
         }
     }
+}
+
+/// Reads the first CRTC's state through one descriptor that is never DRM master, so watching the
+/// display never keeps a program that starts meanwhile from becoming master (opening the device
+/// anew for each look would: the opener is master while nobody else is).
+public final class CRTCWatcher {
+    private let fd: Int32
+
+    /// Nil if the device cannot be opened.
+    public init?(devicePath: String = "/dev/dri/card0") {
+        fd = open(devicePath, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        if drmIsMaster(fd) != 0 { drmDropMaster(fd) }
+    }
+
+    deinit { close(fd) }
+
+    /// The current CRTC's framebuffer, mode validity and size.
+    public var state: (buffer: UInt32, modeValid: Bool, width: Int, height: Int)? { DRMDisplay.crtcState(fd: fd) }
 }
 
 extension DisplayMode {

@@ -81,6 +81,13 @@ struct Child {
         self.pid = pid
     }
 
+    /// Whether the child has not exited yet (a zombie has exited; it is not reaped here).
+    var isRunning: Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[close...].hasPrefix(") Z")
+    }
+
     /// Waits without blocking the main actor; kills the child after 90 s and returns nil.
     @MainActor
     func wait() async -> Int32? {
@@ -139,11 +146,14 @@ final class LineReader {
         return lines
     }
 
-    /// Waits (no time limit but the child's own) for a line containing `text`.
-    func wait(for text: String, limit: Duration = .seconds(120)) async -> String? {
+    /// Waits for a line containing `text` while `child` runs (a safety limit of 120 s).
+    func wait(for text: String, while child: Child, limit: Duration = .seconds(120)) async -> String? {
         var found: String?
+        var exited = false
         _ = await waitFor(limit) {
             found = poll().first { $0.contains(text) }
+            if found == nil && exited { return true }  // read once more after the exit
+            exited = !child.isRunning
             return found != nil
         }
         return found
@@ -343,10 +353,12 @@ struct VKMSTests {
         let demo = demoPath()
         // Beside the build (in the shared checkout), so the report outlives the VM for a person to read.
         let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-bounce.json").path
-        let before = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
+        // Watched through a descriptor that is never master (a fresh open would be, racing the demo's).
+        let crtc = try #require(CRTCWatcher())
+        let before = crtc.state
         let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--frames", "120", "--report", report])
         #expect(await run.wait() == 0)
-        #expect(DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer == before?.buffer)
+        #expect(crtc.state?.buffer == before?.buffer)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
         #expect(json["backend"] as? String == "drm")
         let frames = json["frames"] as? [[String: Any]] ?? []
@@ -362,11 +374,11 @@ struct VKMSTests {
         // SIGTERM mid-run: a clean exit, and the CRTC is back.
         let long = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600"])
         // Terminate once it is really on screen (its framebuffer is on the CRTC).
-        let onScreen = await waitFor(.seconds(120)) { DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer != before?.buffer }
-        #expect(onScreen, "the demo never set its mode")
+        let onScreen = await waitFor(.seconds(120)) { crtc.state?.buffer != before?.buffer || !long.isRunning }
+        #expect(onScreen && long.isRunning, "the demo never set its mode")
         kill(long.pid, SIGTERM)
         #expect(await long.wait() == 0)
-        #expect(DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer == before?.buffer)
+        #expect(crtc.state?.buffer == before?.buffer)
     }
 
     @Test("console keys from a terminal in raw mode, each typed when the demo said the last one took effect: space pauses and resumes (zero delta), q quits, the terminal is restored")
@@ -389,19 +401,21 @@ struct VKMSTests {
         let log = try LineReader()
         defer { log.close() }
 
-        let crtcBefore = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
+        let crtc = try #require(CRTCWatcher())
+        let crtcBefore = crtc.state
         let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600", "--report", report],
                             input: terminal, errors: log.writeEnd)
         /// Waits for `count` page flips (the CRTC's framebuffer changing) to be seen.
         func flips(_ count: Int) async -> Bool {
-            var last = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer
+            var last = crtc.state?.buffer
             var seen = 0
-            return await waitFor(.seconds(120)) {
-                let now = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer
+            let happened = await waitFor(.seconds(120)) {
+                let now = crtc.state?.buffer
                 if now != last, now != crtcBefore?.buffer { seen += 1 }
                 last = now
-                return seen >= count
+                return seen >= count || !run.isRunning
             }
+            return happened && seen >= count
         }
         // On screen and flipping (the mode set, then a few flips) before the first key.
         #expect(await flips(4), "the demo never flipped")
@@ -410,18 +424,18 @@ struct VKMSTests {
         #expect(raw.c_lflag & tcflag_t(ICANON | ECHO) == 0, "the demo did not put the terminal in raw mode")
         func type(_ key: String) { _ = key.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, key.utf8.count) } }
         type(" ")
-        #expect(await log.wait(for: "key: paused") != nil, "no pause: \(log.lines)")
+        #expect(await log.wait(for: "key: paused", while: run) != nil, "no pause: \(log.lines)")
         type(" ")
-        let resumed = await log.wait(for: "key: resumed at refresh ")
+        let resumed = await log.wait(for: "key: resumed at refresh ", while: run)
         #expect(resumed != nil, "no resume: \(log.lines)")
         #expect(await flips(3), "no flips after the resume")
         type("q")
-        #expect(await log.wait(for: "key: quit") != nil, "no quit: \(log.lines)")
+        #expect(await log.wait(for: "key: quit", while: run) != nil, "no quit: \(log.lines)")
         #expect(await run.wait() == 0)
         var after = termios()
         tcgetattr(terminal, &after)
         #expect(after.c_lflag == before.c_lflag, "terminal not restored")
-        #expect(DRMDisplay.crtcState(devicePath: "/dev/dri/card0")?.buffer == crtcBefore?.buffer)
+        #expect(crtc.state?.buffer == crtcBefore?.buffer)
 
         // The report: zero deltas only at the start-up pair (frame 0, and the restart at the first
         // vblank after the mode set) and at the callback the resume line named.

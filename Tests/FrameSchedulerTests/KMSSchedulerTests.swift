@@ -291,8 +291,10 @@ struct KMSSchedulerTests {
         var pauses: [Int]          // callback numbers at which the link pauses for a while
         var firstSequence: UInt64
         var lagMicroseconds: Int64
+        var frameInterval: Int
         var description: String {
-            "renders \(renders) delays \(flipDelays) draws \(drawPattern) pauses \(pauses) first \(firstSequence) lag \(lagMicroseconds) µs"
+            "renders \(renders) delays \(flipDelays) draws \(drawPattern) pauses \(pauses) first \(firstSequence) "
+                + "lag \(lagMicroseconds) µs interval \(frameInterval)"
         }
     }
 
@@ -302,10 +304,11 @@ struct KMSSchedulerTests {
         Gen.bool(0.8).array(of: 1...6),
         Gen.int(in: 2...150).array(of: 0...3),
         Gen.uint64(in: 0xFFFF_FF00...0xFFFF_FFFF),
-        Gen.int64(in: 0...8_000)
-    ).map { Scenario(renders: $0, flipDelays: $1, drawPattern: $2, pauses: $3, firstSequence: $4, lagMicroseconds: $5) }
+        Gen.int64(in: 0...8_000),
+        Gen.int(in: 1...3)
+    ).map { Scenario(renders: $0, flipDelays: $1, drawPattern: $2, pauses: $3, firstSequence: $4, lagMicroseconds: $5, frameInterval: $6) }
 
-    @Test("invariants under random render times, late completions, wraps and demand toggles")
+    @Test("invariants under random render times, late completions, a late vblank handler, wraps, demand toggles and frame intervals")
     func invariants() async {
         await propertyCheck(count: 150, input: KMSSchedulerTests.scenarios) { scenario in
             let h = KMSHarness(period: period, firstSequence: scenario.firstSequence)
@@ -322,6 +325,7 @@ struct KMSSchedulerTests {
                 }
             }
             h.start()
+            h.link?.frameInterval = scenario.frameInterval
             var guardSteps = 0
             while h.frames.count < 160 && guardSteps < 400 {
                 guardSteps += 1
@@ -368,6 +372,60 @@ struct KMSSchedulerTests {
                 guard let shown = h.presented[f.refreshIndex] else { continue }
                 if let s = shown.sequence { #expect(h.kernelVblanks[s] == shown.time) }
                 if f.provenance == .hardwareVBlank { #expect(shown.time >= f.timestamp + period, "frame \(f.refreshIndex)") }
+            }
+        }
+    }
+
+    /// Kernel input as it should never be: random 32- and 64-bit sequences (backwards, wrapped,
+    /// repeated), times out of order, events nobody asked for, through the scheduler directly.
+
+    @Test("kernel values never trap and never break the outputs: timestamps never decrease, targets whole periods ahead, sequences forward within a space")
+    func kernelNoiseNeverTraps() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...4).array(of: 1...200), Gen.uint64().array(of: 1...200),
+                            Gen.int64(in: -50_000_000...50_000_000).array(of: 1...200)) { kinds, sequences, jitters in
+            var s = KMSFrameScheduler(period: period)
+            var now = MonotonicInstant(nanoseconds: 1_000_000_000)
+            var events: [RefreshEvent] = []
+            var refresh: UInt64 = 0
+            func dispatch(_ e: RefreshEvent) {
+                events.append(e)
+                refresh += 1
+                _ = s.presented(now: now + Nanoseconds(1_000_000))
+                _ = s.callbackEnded(wantsRefreshes: true)
+            }
+            if case .dispatch(let e) = s.start(now: now, refreshIndex: refresh) { dispatch(e) }
+            for (i, kind) in kinds.enumerated() {
+                let sequence = sequences[i % sequences.count]
+                let time = now + Nanoseconds(jitters[i % jitters.count])  // may be before the last one
+                now = now + period
+                switch kind {
+                case 0:
+                    if s.flipCompleted(sequence32: UInt32(truncatingIfNeeded: sequence), at: time).next == .callback {
+                        dispatch(s.beginCallback(refreshIndex: refresh, now: now))
+                    }
+                case 1:
+                    if s.vblankEvent(sequence: sequence, at: time).next == .callback {
+                        dispatch(s.beginCallback(refreshIndex: refresh, now: now))
+                    }
+                case 2:
+                    if let e = s.currentVblank(sequence: sequence, at: time, eventPending: sequence % 2 == 0, refreshIndex: refresh, now: now) {
+                        dispatch(e)
+                    }
+                case 3:
+                    if case .dispatch(let e) = s.start(now: now, refreshIndex: refresh) { dispatch(e) }
+                default:
+                    _ = s.presented(now: time)
+                }
+            }
+            var last: UInt64?
+            for (i, e) in events.enumerated() {
+                if i > 0 { #expect(e.timestamp >= events[i - 1].timestamp) }
+                let ahead = (e.targetTimestamp ?? e.timestamp) - e.timestamp
+                #expect(ahead > .zero && ahead.value % period.value == 0)
+                if let seq = e.sequence {
+                    if !e.followsStall, let last { #expect(seq > last, "event \(i): \(last) → \(seq)") }
+                    last = seq
+                }
             }
         }
     }
