@@ -408,7 +408,9 @@ public final class DRMDisplay: FrameSource {
         guard error == nil, !shutDownDone, dispatcher.wantsRefreshes else { return }
         switch outcome.next {
         case .none: break
-        case .queueVblank: if scheduler.callbackEnded(wantsRefreshes: true) { queueVblank() }
+        case .queueVblank:
+            scheduler.idleVblankQueued()
+            queueVblank()
         case .callback:
             runCallback(scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: MonotonicInstant.now()))
         }

@@ -52,7 +52,8 @@ public struct KMSFrameScheduler: Sendable {
         /// Run a callback for this vblank: ``beginCallback(refreshIndex:now:)``, dispatch, then
         /// ``callbackEnded(wantsRefreshes:)`` (only if refreshes are still wanted).
         case callback
-        /// Queue a vblank event (the callback for this vblank already ran, and drew nothing).
+        /// Queue a vblank event, after ``idleVblankQueued()`` (the callback for this vblank already
+        /// ran, and drew nothing), if refreshes are still wanted.
         case queueVblank
     }
 
@@ -266,6 +267,11 @@ public struct KMSFrameScheduler: Sendable {
         guard !hasFailed, wantsRefreshes, !isWaitingForEvent, !presentedInCallback, isModeSet else { return false }
         isWaitingForEvent = true
         return true
+    }
+
+    /// The shell queues the vblank event an outcome's ``Next/queueVblank`` asked for.
+    public mutating func idleVblankQueued() {
+        isWaitingForEvent = true
     }
 
     /// The display failed: nothing more is decided.

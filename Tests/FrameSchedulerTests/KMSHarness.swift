@@ -132,7 +132,9 @@ final class KMSHarness: FrameSource {
         guard dispatcher.wantsRefreshes else { return }
         switch outcome.next {
         case .none: break
-        case .queueVblank: if scheduler.callbackEnded(wantsRefreshes: true) { queueVblank() }
+        case .queueVblank:
+            scheduler.idleVblankQueued()
+            queueVblank()
         case .callback: runCallback(scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now))
         }
     }

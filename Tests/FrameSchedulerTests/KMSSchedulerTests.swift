@@ -280,6 +280,19 @@ struct KMSSchedulerTests {
         expectConsistent(h, from: 22)
     }
 
+    @Test("after a failure nothing more is decided: no callbacks, no requests")
+    func failure() {
+        var s = KMSFrameScheduler(period: period)
+        let t = MonotonicInstant(nanoseconds: 1_000_000_000)
+        guard case .dispatch = s.start(now: t, refreshIndex: 0) else { Issue.record("no start refresh"); return }
+        #expect(s.presented(now: t + fast) == .setMode)
+        s.failed()
+        #expect(s.vblankEvent(sequence: 10, at: t + period).next == .none)
+        #expect(s.flipCompleted(sequence32: 11, at: t + period * 2).next == .none)
+        #expect(s.callbackEnded(wantsRefreshes: true) == false)
+        #expect(s.currentVblank(sequence: 11, at: t + period * 2, eventPending: false, refreshIndex: 1, now: t + period * 2) == nil)
+    }
+
     // MARK: Properties
 
     /// One random run: render times (fast, near the period, beyond two periods), late flip
