@@ -12,9 +12,11 @@ internal import CGBM
 /// - First frame: `drmModeSetCrtc`; then one `drmModePageFlip` per presented frame. Events are read
 ///   with `drmHandleEvent` from a read source on the main queue (`page_flip_handler2` where the
 ///   driver has `DRM_CAP_CRTC_IN_VBLANK_EVENT`).
-/// - One frame in flight while drawing fits in the period; two (the frame presented while a flip
-///   is pending is held and flipped when it completes) once a frame misses its vblank: see
-///   ``FlipPipeline``. `targetTimestamp` is one or two periods after `timestamp` accordingly.
+/// - Every decision (frames in flight, held frames, lateness, targets, sequences, start-up and
+///   restarts, idle ticks) is made by ``KMSFrameScheduler``, a value type tested on virtual time;
+///   this class does the C calls and clock reads, feeds it, and keeps the buffer objects parallel
+///   to its frames. `targetTimestamp` is one or two periods after `timestamp` (frames in flight),
+///   plus the lateness learned from recent frames.
 /// - A refresh in which nothing was drawn still ticks: the next vblank is queued with
 ///   `drmCrtcQueueSequence` instead of re-flipping.
 /// - `timestamp` is the vblank time (`CLOCK_MONOTONIC`, required: `DRM_CAP_TIMESTAMP_MONOTONIC`),
@@ -59,38 +61,19 @@ public final class DRMDisplay: FrameSource {
     private let gbmSurface: OpaquePointer
     private let hasCrtcInVblankEvent: Bool
     private var readSource: DispatchSourceRead?
-    private var modeSet = false
-    /// A flip or vblank event is on its way.
-    private var waitingForEvent = false
-    private var presentedDuringDispatch = false
-    /// The frame whose flip is pending, the one held until that flip completes, and the one on screen.
-    /// Each with the refresh it was drawn for and the vblank the frames in flight put it on
-    /// (its target without the learned lateness).
-    private var flipping: (bo: OpaquePointer, refresh: UInt64, target: MonotonicInstant)?
-    private var held: (bo: OpaquePointer, fb: UInt32, refresh: UInt64, target: MonotonicInstant)?
-    /// How many periods after its target recent frames appeared (0 while drawing keeps up): a
-    /// renderer slower than the pipeline allows is predicted as late as it really is.
-    private var lateness = RecentMedian()
-    /// The current callback's vblank sequence.
-    private var callbackSequence: UInt64 = 0
-    /// The vblank the current callback's frame goes out at by the frames in flight alone.
-    private var callbackExpected = MonotonicInstant.zero
+    /// The decisions; the buffer objects of its `flipping` and `held` frames are kept here.
+    private var scheduler: KMSFrameScheduler
+    private var flippingBO: OpaquePointer?
+    private var heldBuffer: (bo: OpaquePointer, fb: UInt32)?
     private var shownBO: OpaquePointer?
-    private var pipeline = FlipPipeline()
     private var nextCallbackPending = false
-    /// The current callback's vblank time, and when it began.
-    private var callbackVblank = MonotonicInstant.zero
-    private var callbackBegan = MonotonicInstant.zero
+    /// The last vblanks the kernel reported (flip and vblank events, and current-vblank reads), for
+    /// tests and diagnostics: a ring, filled without allocating.
+    private var kernelVblankRing: [KernelVblank]
+    private var kernelVblankCount = 0
     private var framebuffers: [(bo: OpaquePointer, fb: UInt32, mapping: UnsafeMutableRawPointer?)] = []
     /// Whether each buffer is kept mapped for its lifetime (software rasterisation, see ``framebuffer(for:)``).
     public let keepsBuffersMapped: Bool
-    private var lastSequence: UInt64 = 0
-    /// The refresh whose frame the mode set put on screen, until the first vblank after it.
-    private var modeSetFrame: UInt64?
-    private var currentRefresh: UInt64 = 0
-    /// The next vblank event follows a (re)start: its sequence is not comparable with the
-    /// counted start refresh, so links treat it like a resume (no misses, zero delta).
-    private var restarting = true
     private var startPending = false
     private var shutDownDone = false
     private var eventContext = drmEventContext()
@@ -147,6 +130,8 @@ public final class DRMDisplay: FrameSource {
         if modes.first(where: { $0.0 == selected }) == nil { info = DRMDisplay.custom(selected, basedOn: info) }
         mode = selected
         modeInfo = info
+        scheduler = KMSFrameScheduler(period: selected.period)
+        kernelVblankRing = Array(repeating: KernelVblank(sequence: 0, time: .zero, kind: .vblank), count: DRMDisplay.kernelVblankCapacity)
         guard let crtc = DRMDisplay.findCrtc(fd: fd, resources: resources, connector: connector) else {
             throw .noCRTC(connector: name)
         }
@@ -204,7 +189,7 @@ public final class DRMDisplay: FrameSource {
     /// Allocating and faulting in a buffer costs a frame its vblank otherwise (tens of ms under
     /// emulation). Leaves the context unbound; does nothing once the mode is set.
     public func prepareBuffers(upTo count: Int = 4, draw: () -> Void) throws(DRMError) {
-        guard !modeSet, error == nil, !shutDownDone else { return }
+        guard !scheduler.isModeSet, error == nil, !shutDownDone else { return }
         var locked: [OpaquePointer] = []
         defer { for bo in locked { gbm_surface_release_buffer(gbmSurface, bo) } }
         for _ in 0..<count where gbm_surface_has_free_buffers(gbmSurface) != 0 {
@@ -229,44 +214,36 @@ public final class DRMDisplay: FrameSource {
             gbm_surface_release_buffer(gbmSurface, bo)
             throw error
         }
-        presentedDuringDispatch = true
-        if !modeSet {
-            modeSetFrame = currentRefresh
+        switch scheduler.presented(now: MonotonicInstant.now()) {
+        case .setMode:
             var connector = connectorID
             guard drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) == 0 else {
                 throw .kernel(operation: "drmModeSetCrtc(\(mode))", errno: errno)
             }
-            modeSet = true
             shownBO = bo
             queueVblank()
-            return
-        }
-        let now = MonotonicInstant.now()
-        switch pipeline.framePresented(renderTime: now - callbackBegan, period: mode.period,
-                                       flipPending: flipping != nil, missedItsVblank: now > callbackVblank + mode.period) {
-        case .hold:
-            if let stale = held {  // not reached: no callback runs while a frame is held
+        case .hold(let discarded):
+            if let stale = heldBuffer {  // not reached: no callback runs while a frame is held
                 gbm_surface_release_buffer(gbmSurface, stale.bo)
-                dispatcher.deliver(PresentationFeedback(refreshIndex: stale.refresh, outcome: .discarded))
+                if let discarded { dispatcher.deliver(discarded) }
             }
-            held = (bo, fb, currentRefresh, callbackExpected)
+            heldBuffer = (bo, fb)
         case .flip:
-            try flip(bo: bo, fb: fb, refresh: currentRefresh, target: callbackExpected)
+            try flip(bo: bo, fb: fb)
         case .flipAndStartNext:
-            try flip(bo: bo, fb: fb, refresh: currentRefresh, target: callbackExpected)
+            try flip(bo: bo, fb: fb)
             startNextFrameNow()
         }
     }
 
-    private func flip(bo: OpaquePointer, fb: UInt32, refresh: UInt64, target: MonotonicInstant) throws(DRMError) {
+    private func flip(bo: OpaquePointer, fb: UInt32) throws(DRMError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), me) == 0 else {
             gbm_surface_release_buffer(gbmSurface, bo)
             throw .kernel(operation: "drmModePageFlip", errno: errno)
         }
-        flipping = (bo, refresh, target)
+        flippingBO = bo
         flipsSubmitted += 1
-        waitingForEvent = true
     }
 
     /// The vblank this frame was meant for has passed: run the callback for that vblank (read
@@ -283,15 +260,25 @@ public final class DRMDisplay: FrameSource {
                 guard let self else { return }
                 self.nextCallbackPending = false
                 guard self.error == nil, !self.shutDownDone, self.dispatcher.wantsRefreshes,
-                      self.flipping != nil, self.held == nil else { return }
+                      self.scheduler.wantsCurrentVblank else {
+                    self.scheduler.cancelCurrentVblank()
+                    return
+                }
                 var sequence: UInt64 = 0, nanoseconds: UInt64 = 0
-                guard drmCrtcGetSequence(self.fd, self.crtcID, &sequence, &nanoseconds) == 0,
-                      sequence > self.lastSequence, sequence == self.callbackSequence &+ 1 else { return }
-                self.lastSequence = sequence
+                guard drmCrtcGetSequence(self.fd, self.crtcID, &sequence, &nanoseconds) == 0 else {
+                    self.scheduler.cancelCurrentVblank()
+                    return
+                }
                 let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
-                self.deliver(RefreshEvent(timestamp: time, sequence: sequence, refreshPeriod: self.mode.period,
-                                          targetTimestamp: self.target(after: time, periods: 2), provenance: .hardwareVBlank),
-                             periodsInFlight: 2)
+                // After the read: an event waiting may be the flip completing at this very vblank.
+                var descriptor = pollfd(fd: self.fd, events: Int16(POLLIN), revents: 0)
+                let eventPending = poll(&descriptor, 1, 0) != 0
+                self.record(KernelVblank(sequence: sequence, time: time, kind: .current))
+                if let event = self.scheduler.currentVblank(sequence: sequence, at: time, eventPending: eventPending,
+                                                            refreshIndex: self.dispatcher.nextRefreshIndex,
+                                                            now: MonotonicInstant.now()) {
+                    self.runCallback(event)
+                }
             }
         }
     }
@@ -364,109 +351,103 @@ public final class DRMDisplay: FrameSource {
     // MARK: Refreshes
 
     private func demandChanged(_ wanted: Bool) {
-        guard wanted, error == nil, !waitingForEvent, !startPending else { return }
+        guard wanted, error == nil, !scheduler.isWaitingForEvent, !startPending else { return }
         startPending = true
         DispatchQueue.main.async { [weak self] in
             MainActor.assumeIsolated {
                 guard let self else { return }
                 self.startPending = false
-                guard self.dispatcher.wantsRefreshes, !self.waitingForEvent, self.error == nil else { return }
-                self.restarting = true
-                if self.modeSet {
-                    self.queueVblank()  // a vblank event restarts the rhythm
-                } else {
-                    // Nothing on screen yet: the first frame sets the mode.
-                    let now = MonotonicInstant.now()
-                    self.deliver(RefreshEvent(timestamp: now, sequence: nil, refreshPeriod: self.mode.period,
-                                              targetTimestamp: now + self.mode.period, provenance: .frameCallbackEstimate))
+                guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone else { return }
+                switch self.scheduler.start(now: MonotonicInstant.now(), refreshIndex: self.dispatcher.nextRefreshIndex) {
+                case .none: break
+                case .queueVblank: self.queueVblank()  // a vblank event restarts the rhythm
+                case .dispatch(let event): self.runCallback(event)  // nothing on screen yet: its frame sets the mode
                 }
             }
         }
     }
 
+    /// Queues a vblank event for the next vblank (the scheduler already counts it as on its way).
     private func queueVblank() {
         var queued: UInt64 = 0
         let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))
         if drmCrtcQueueSequence(fd, crtcID, UInt32(DRM_CRTC_SEQUENCE_RELATIVE), 1, &queued, token) == 0 {
-            waitingForEvent = true
             idleTicks += 1
         } else {
             fail(.kernel(operation: "drmCrtcQueueSequence", errno: errno))
         }
     }
 
-    private func vblank(sequence: UInt64, nanoseconds: UInt64, flipped: Bool) {
-        waitingForEvent = false
-        lastSequence = max(lastSequence, sequence)
-        let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
-        var runCallback = true
-        if flipped {
-            // The flipped frame is on screen from this vblank; a held frame follows it at once.
-            flipsCompleted += 1
-            if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
-            shownBO = flipping?.bo
-            let frame = flipping?.refresh
-            if let expected = flipping?.target {
-                let period = mode.period.value
-                lateness.append((max(0, (time - expected).value) + period / 2) / period)
+    private func flipEvent(sequence32: UInt32, time: MonotonicInstant) {
+        guard error == nil, !shutDownDone else { return }
+        flipsCompleted += 1
+        let outcome = scheduler.flipCompleted(sequence32: sequence32, at: time)
+        record(KernelVblank(sequence: scheduler.lastSequence, time: time, kind: .flip))
+        // The flipped frame is on screen from this vblank; a held frame follows it at once.
+        if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
+        shownBO = flippingBO
+        flippingBO = nil
+        if outcome.flipHeld, let next = heldBuffer {
+            heldBuffer = nil
+            do { try flip(bo: next.bo, fb: next.fb) } catch {
+                fail(error)
+                return
             }
-            flipping = nil
-            runCallback = pipeline.flipCompleted(hasHeldFrame: held != nil)
-            if let next = held {
-                held = nil
-                do { try flip(bo: next.bo, fb: next.fb, refresh: next.refresh, target: next.target) } catch {
-                    fail(error)
-                    return
-                }
-            }
-            if let frame {
-                dispatcher.deliver(PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: sequence)))
-            }
-        } else if let frame = modeSetFrame {
-            // The frame set by the mode set is on screen from the first vblank after it.
-            modeSetFrame = nil
-            dispatcher.deliver(PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: sequence)))
         }
-        guard runCallback, dispatcher.wantsRefreshes else { return }
-        let followsStall = restarting
-        restarting = false
-        // A frame drawn now is flipped at the next vblank, or after the pending flip (one more).
-        let periods = flipping == nil ? 1 : 2
-        deliver(RefreshEvent(timestamp: time, sequence: sequence, refreshPeriod: mode.period,
-                             targetTimestamp: target(after: time, periods: periods), provenance: .hardwareVBlank,
-                             followsStall: followsStall), periodsInFlight: periods)
+        follow(outcome)
     }
 
-    /// When a frame drawn after the vblank at `time` is expected: `periods` vblanks on (1 or 2 by
-    /// the frames in flight), plus the lateness recent frames showed. The lateness counts once 16
-    /// frames are known, so a few slow start-up frames are not taken for the renderer's pace.
-    private func target(after time: MonotonicInstant, periods: Int) -> MonotonicInstant {
-        time + mode.period * (periods + (lateness.count >= 16 ? Int(lateness.median) : 0))
+    private func vblankEvent(sequence: UInt64, time: MonotonicInstant) {
+        guard error == nil, !shutDownDone else { return }
+        record(KernelVblank(sequence: sequence, time: time, kind: .vblank))
+        follow(scheduler.vblankEvent(sequence: sequence, at: time))
     }
 
-    private func deliver(_ event: RefreshEvent, periodsInFlight: Int = 1) {
-        callbackVblank = event.timestamp
-        callbackSequence = event.sequence ?? lastSequence
-        callbackExpected = event.timestamp + mode.period * periodsInFlight
-        callbackBegan = MonotonicInstant.now()
-        presentedDuringDispatch = false
-        currentRefresh = dispatcher.nextRefreshIndex
+    private func follow(_ outcome: KMSFrameScheduler.EventOutcome) {
+        if let feedback = outcome.feedback { dispatcher.deliver(feedback) }
+        guard error == nil, !shutDownDone, dispatcher.wantsRefreshes else { return }
+        switch outcome.next {
+        case .none: break
+        case .queueVblank:
+            scheduler.idleVblankQueued()
+            queueVblank()
+        case .callback:
+            runCallback(scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: MonotonicInstant.now()))
+        }
+    }
+
+    private func runCallback(_ event: RefreshEvent) {
         dispatcher.dispatch(event)
-        guard error == nil, !shutDownDone, dispatcher.wantsRefreshes, !waitingForEvent else { return }
-        if !presentedDuringDispatch && modeSet {
+        guard error == nil, !shutDownDone else { return }
+        if scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) {
             queueVblank()  // nothing drawn: tick on the next vblank without flipping
         }
     }
 
-    /// Extends a 32-bit flip sequence to 64 bits, across wraps.
-    nonisolated static func extend(_ sequence32: UInt32, after last: UInt64) -> UInt64 {
-        var candidate = (last & ~0xFFFF_FFFF) | UInt64(sequence32)
-        if candidate + 0x8000_0000 < last {
-            candidate += 0x1_0000_0000          // wrapped forward
-        } else if candidate > last + 0x8000_0000 && candidate >= 0x1_0000_0000 {
-            candidate -= 0x1_0000_0000          // a late event from before the wrap
-        }
-        return candidate
+    // MARK: Kernel vblanks (for tests and diagnostics)
+
+    /// A vblank the kernel reported: by a flip event, a queued vblank event, or a read of the
+    /// current vblank (after a late frame).
+    public struct KernelVblank: Sendable, Hashable {
+        public enum Kind: Sendable, Hashable { case flip, vblank, current }
+        /// The 64-bit sequence (flip events' 32-bit counter extended).
+        public var sequence: UInt64
+        public var time: MonotonicInstant
+        public var kind: Kind
+    }
+
+    static let kernelVblankCapacity = 4096
+
+    /// The last (up to 4096) vblanks the kernel reported, oldest first.
+    public var recentKernelVblanks: [KernelVblank] {
+        let n = min(kernelVblankCount, DRMDisplay.kernelVblankCapacity)
+        let start = kernelVblankCount - n
+        return (start..<kernelVblankCount).map { kernelVblankRing[$0 % DRMDisplay.kernelVblankCapacity] }
+    }
+
+    private func record(_ vblank: KernelVblank) {
+        kernelVblankRing[kernelVblankCount % DRMDisplay.kernelVblankCapacity] = vblank
+        kernelVblankCount &+= 1
     }
 
     // MARK: Event loop
@@ -488,6 +469,7 @@ public final class DRMDisplay: FrameSource {
     private func fail(_ failure: DRMError) {
         guard error == nil else { return }
         error = failure
+        scheduler.failed()
         dispatcher.invalidateAll()
         onError?(failure)
     }
@@ -528,10 +510,17 @@ public final class DRMDisplay: FrameSource {
     }
 
     /// The current CRTC's framebuffer, mode validity and size (for checking the restore).
+    /// Opening the device makes the opener master while no other program is: a program that
+    /// opens it at the same moment cannot become master. To watch while a program starts, use a
+    /// ``CRTCWatcher``.
     public static func crtcState(devicePath: String) -> (buffer: UInt32, modeValid: Bool, width: Int, height: Int)? {
         let fd = open(devicePath, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return crtcState(fd: fd)
+    }
+
+    nonisolated static func crtcState(fd: Int32) -> (buffer: UInt32, modeValid: Bool, width: Int, height: Int)? {
         guard let resources = drmModeGetResources(fd) else { return nil }
         defer { drmModeFreeResources(resources) }
         guard resources.pointee.count_crtcs > 0, let crtc = drmModeGetCrtc(fd, resources.pointee.crtcs[0]) else { return nil }
@@ -635,9 +624,9 @@ public final class DRMDisplay: FrameSource {
                                                   _ data: UnsafeMutableRawPointer?) {
         guard let data else { return }
         let display = Unmanaged<DRMDisplay>.fromOpaque(data).takeUnretainedValue()
+        let nanoseconds = Int64(seconds) * 1_000_000_000 + Int64(microseconds) * 1000  // < 2⁶³: no overflow
         MainActor.assumeIsolated {
-            display.vblank(sequence: extend(sequence, after: display.lastSequence),
-                           nanoseconds: UInt64(seconds) * 1_000_000_000 + UInt64(microseconds) * 1000, flipped: true)
+            display.flipEvent(sequence32: sequence, time: MonotonicInstant(nanoseconds: nanoseconds))
         }
     }
 
@@ -654,9 +643,28 @@ public final class DRMDisplay: FrameSource {
         guard let pointer = UnsafeMutableRawPointer(bitPattern: UInt(token)) else { return }
         let display = Unmanaged<DRMDisplay>.fromOpaque(pointer).takeUnretainedValue()
         MainActor.assumeIsolated {
-            display.vblank(sequence: sequence, nanoseconds: nanoseconds, flipped: false)
+            display.vblankEvent(sequence: sequence, time: MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds)))
         }
     }
+}
+
+/// Reads the first CRTC's state through one descriptor that is never DRM master, so watching the
+/// display never keeps a program that starts meanwhile from becoming master (opening the device
+/// anew for each look would: the opener is master while nobody else is).
+public final class CRTCWatcher {
+    private let fd: Int32
+
+    /// Nil if the device cannot be opened.
+    public init?(devicePath: String = "/dev/dri/card0") {
+        fd = open(devicePath, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        if drmIsMaster(fd) != 0 { drmDropMaster(fd) }
+    }
+
+    deinit { close(fd) }
+
+    /// The current CRTC's framebuffer, mode validity and size.
+    public var state: (buffer: UInt32, modeValid: Bool, width: Int, height: Int)? { DRMDisplay.crtcState(fd: fd) }
 }
 
 extension DisplayMode {

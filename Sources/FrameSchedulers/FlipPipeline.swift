@@ -40,7 +40,8 @@ public struct FlipPipeline: Sendable {
     public mutating func framePresented(renderTime: Nanoseconds, period: Nanoseconds, flipPending: Bool,
                                  missedItsVblank: Bool) -> PresentAction {
         if depth == 2 {
-            fastFrames = renderTime.value * 2 < period.value ? fastFrames + 1 : 0
+            // Within half a period (renderTime·2 < period, without overflow on any input).
+            fastFrames = renderTime.value <= (period.value &- 1) / 2 ? fastFrames + 1 : 0
             if fastFrames >= FlipPipeline.fastFramesToReturn {
                 depth = 1
                 fastFrames = 0

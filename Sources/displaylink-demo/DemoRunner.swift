@@ -22,6 +22,8 @@ final class DemoRunner {
     private var recorder: FrameRecorder
     private var startedAt: MonotonicInstant?
     private var finishing = false
+    /// The first callback after a resume by key logs a line (tests wait for it).
+    private var logsResume = false
     private var hudValues = HUDValues()
     private var lastPixels: [UInt8]?
     private var size: (Int32, Int32)
@@ -102,10 +104,13 @@ final class DemoRunner {
 
     private func handle(_ key: DemoKey) {
         switch key {
-        case .quit: finish(status: 0)
+        case .quit:
+            printError("key: quit")
+            finish(status: 0)
         case .togglePause:
             link?.isPaused.toggle()
             hudValues.paused = link?.isPaused ?? false
+            if hudValues.paused { printError("key: paused") } else { logsResume = true }
         case .scroll: scene.toggleScroll()
         }
     }
@@ -116,6 +121,10 @@ final class DemoRunner {
         var encodedAt = callbackAt
         let frame = link.frame
         if startedAt == nil { startedAt = frame.timestamp }
+        if logsResume {
+            logsResume = false
+            printError("key: resumed at refresh \(frame.refreshIndex)")
+        }
         hudValues.record(frame)
         let width = host.width, height = host.height
         if (width, height) != size {

@@ -45,14 +45,6 @@ struct DisplayModeTests {
                 == "The display has no 1234x777 mode. It offers: 1024x768.")
     }
 
-    @Test("32-bit flip sequences extend across the wrap")
-    func sequenceWrap() {
-        #expect(DRMDisplay.extend(5, after: 4) == 5)
-        #expect(DRMDisplay.extend(0, after: 0xFFFF_FFFF) == 0x1_0000_0000)
-        #expect(DRMDisplay.extend(2, after: 0x1_FFFF_FFFE) == 0x2_0000_0002)
-        #expect(DRMDisplay.extend(0xFFFF_FFFF, after: 0x1_0000_0001) == 0x0_FFFF_FFFF)
-    }
-
     @Test("opening errors say what to do")
     func openErrors() {
         #expect(DRMDisplay.openError(path: "/dev/dri/card0", errno: 13) == .permissionDenied(path: "/dev/dri/card0"))

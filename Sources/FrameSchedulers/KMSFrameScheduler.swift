@@ -1,0 +1,329 @@
+import DisplayLinkCore
+
+/// The decisions of a DRM/KMS display (legacy page flips with `DRM_MODE_PAGE_FLIP_EVENT`), as a
+/// value type: kernel events and presents in (every time passed in), refreshes to dispatch,
+/// presentation feedback and requests to the kernel out. The shell (`DRMDisplay`) does the C
+/// calls and clock reads, and keeps the buffer objects parallel to ``flipping`` and ``held``.
+///
+/// - Start: before the mode is set there is no vblank: the first callback is an estimate at
+///   `now` with no sequence (in no sequence space), and the frame it presents sets the mode.
+///   The first vblank event after the mode set, or after any (re)start, is a restart
+///   (`followsStall`): it begins the kernel's sequence space without invented misses.
+/// - Frames in flight (``FlipPipeline``): one while drawing fits the period, two (the frame
+///   presented while a flip is pending is held and flipped at that flip's completion) once a frame
+///   misses its vblank. `targetTimestamp` is one or two periods after `timestamp` accordingly,
+///   plus the lateness learned from recent frames (counted once 16 frames are known).
+/// - A callback that draws nothing still ticks: the next vblank is queued instead of a flip.
+/// - Kernel values never trap: 32-bit flip sequences are extended to 64 bits across wraps, and a
+///   sequence or time that goes backwards starts a new space (a restart) instead of a huge step;
+///   emitted timestamps never decrease.
+///
+/// Allocation-free.
+public struct KMSFrameScheduler: Sendable {
+    /// A frame on its way to the screen: the refresh it was drawn for and the vblank the frames in
+    /// flight put it on (its target without the learned lateness).
+    public struct Frame: Sendable, Hashable {
+        public var refresh: UInt64
+        public var expected: MonotonicInstant
+        public init(refresh: UInt64, expected: MonotonicInstant) {
+            self.refresh = refresh
+            self.expected = expected
+        }
+    }
+
+    /// What to do with a frame just presented (swapped and locked by the shell).
+    public enum PresentAction: Equatable, Sendable {
+        /// Nothing is on screen yet: set the mode with this frame, then queue a vblank event.
+        case setMode
+        /// Queue a page flip with this frame now.
+        case flip
+        /// Queue a page flip now, then (after returning to the event loop) read the current vblank
+        /// and call ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``: the next frame may start now.
+        case flipAndStartNext
+        /// A flip is pending: keep this frame and flip it at that flip's completion. `discarding`:
+        /// an older held frame the shell drops (never reached: no callback runs while one is held).
+        case hold(discarding: PresentationFeedback?)
+    }
+
+    /// What follows a kernel event.
+    public enum Next: Equatable, Sendable {
+        /// Nothing: an event is already on its way (or nobody wants refreshes).
+        case none
+        /// Run a callback for this vblank: ``beginCallback(refreshIndex:now:)``, dispatch, then
+        /// ``callbackEnded(wantsRefreshes:)`` (only if refreshes are still wanted).
+        case callback
+        /// Queue a vblank event, after ``idleVblankQueued()`` (the callback for this vblank already
+        /// ran, and drew nothing), if refreshes are still wanted.
+        case queueVblank
+    }
+
+    public struct EventOutcome: Equatable, Sendable {
+        /// Deliver this first (the frame shown from this vblank).
+        public var feedback: PresentationFeedback?
+        /// Flip the held frame now (it is ``flipping`` from now on).
+        public var flipHeld: Bool
+        public var next: Next
+    }
+
+    /// What to do when refreshes are wanted again.
+    public enum StartAction: Equatable, Sendable {
+        /// An event is on its way already: it brings the next callback.
+        case none
+        /// Queue a vblank event; its callback is a restart.
+        case queueVblank
+        /// Nothing on screen yet: dispatch this refresh; the frame it presents sets the mode.
+        case dispatch(RefreshEvent)
+    }
+
+    /// The exact refresh period (from the mode timings).
+    public let period: Nanoseconds
+    public private(set) var pipeline = FlipPipeline()
+    /// The frame whose flip is pending, and the one held until that flip completes.
+    public private(set) var flipping: Frame?
+    public private(set) var held: Frame?
+    /// Whether the mode is set (the first presented frame is on its way to the screen).
+    public private(set) var isModeSet = false
+    /// A flip or vblank event is on its way.
+    public private(set) var isWaitingForEvent = false
+    /// The newest vblank sequence the kernel reported (64-bit, extended).
+    public private(set) var lastSequence: UInt64 = 0
+    /// How many periods after their expected vblank recent frames appeared.
+    public private(set) var lateness = RecentMedian()
+    /// Stop deciding anything (the display failed).
+    public private(set) var hasFailed = false
+
+    /// The refresh whose frame the mode set put on screen, until the first vblank after it.
+    private var modeSetFrame: UInt64?
+    /// The next callback from a vblank is a restart.
+    private var restarting = true
+    /// The vblank the next callback is for (set by the event that asks for it).
+    private var pending: (time: MonotonicInstant, sequence: UInt64, periods: Int)?
+    /// The last dispatched callback: its vblank time (or start estimate), sequence (nil for the
+    /// estimate), the vblank its frame goes out at by the frames in flight alone, when it began,
+    /// and its refresh index.
+    public private(set) var callbackVblank = MonotonicInstant.zero
+    public private(set) var callbackSequence: UInt64?
+    public private(set) var callbackExpected = MonotonicInstant.zero
+    public private(set) var callbackBegan = MonotonicInstant.zero
+    public private(set) var callbackRefresh: UInt64 = 0
+    private var presentedInCallback = false
+    /// The newest timestamp handed out (timestamps never decrease).
+    private var lastTimestamp: MonotonicInstant?
+    /// A ``PresentAction/flipAndStartNext`` awaits its ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``.
+    public private(set) var wantsCurrentVblank = false
+
+    /// Lateness counts once this many frames are known (slow start-up frames are not the pace).
+    public static let latenessFrames = 16
+    /// At most this many periods of learned lateness.
+    public static let maximumLateness: Int64 = 8
+
+    public init(period: Nanoseconds) {
+        self.period = Nanoseconds(max(1, period.value))
+    }
+
+    // MARK: Demand
+
+    /// Refreshes are wanted (again): start, or restart, the rhythm.
+    public mutating func start(now: MonotonicInstant, refreshIndex: UInt64) -> StartAction {
+        guard !hasFailed, !isWaitingForEvent else { return .none }
+        restarting = true
+        if isModeSet {
+            isWaitingForEvent = true
+            return .queueVblank
+        }
+        let timestamp = monotonic(now)
+        let event = RefreshEvent(timestamp: timestamp, sequence: nil, refreshPeriod: period,
+                                 targetTimestamp: timestamp + period, provenance: .frameCallbackEstimate)
+        began(timestamp: timestamp, sequence: nil, periods: 1, refreshIndex: refreshIndex, now: now)
+        return .dispatch(event)
+    }
+
+    // MARK: Presents
+
+    /// The current callback's frame was presented (swapped) at `now`.
+    public mutating func presented(now: MonotonicInstant) -> PresentAction {
+        presentedInCallback = true
+        if !isModeSet {
+            isModeSet = true
+            modeSetFrame = callbackRefresh
+            isWaitingForEvent = true
+            return .setMode
+        }
+        let action = pipeline.framePresented(renderTime: now - callbackBegan, period: period,
+                                             flipPending: flipping != nil,
+                                             missedItsVblank: now > callbackVblank + period)
+        let frame = Frame(refresh: callbackRefresh, expected: callbackExpected)
+        switch action {
+        case .hold:
+            let stale = held.map { PresentationFeedback(refreshIndex: $0.refresh, outcome: .discarded) }
+            held = frame
+            return .hold(discarding: stale)
+        case .flip:
+            flip(frame)
+            return .flip
+        case .flipAndStartNext:
+            flip(frame)
+            wantsCurrentVblank = true
+            return .flipAndStartNext
+        }
+    }
+
+    private mutating func flip(_ frame: Frame) {
+        flipping = frame
+        isWaitingForEvent = true
+    }
+
+    // MARK: Kernel events
+
+    /// A page flip completed at the vblank `sequence32` (the event's 32-bit counter) at `time`.
+    public mutating func flipCompleted(sequence32: UInt32, at time: MonotonicInstant) -> EventOutcome {
+        guard !hasFailed else { return EventOutcome(feedback: nil, flipHeld: false, next: .none) }
+        let sequence = KMSFrameScheduler.extend(sequence32, after: lastSequence)
+        isWaitingForEvent = false
+        let restartsSpace = noteKernelVblank(sequence: sequence, time: time)
+        var feedback: PresentationFeedback?
+        if let frame = flipping {
+            lateness.append(min(KMSFrameScheduler.maximumLateness, wholePeriods(time - frame.expected)))
+            feedback = PresentationFeedback(refreshIndex: frame.refresh, outcome: .presented(at: time, sequence: sequence))
+        }
+        flipping = nil
+        let runsCallback = pipeline.flipCompleted(hasHeldFrame: held != nil)
+        var flipHeld = false
+        if let next = held {
+            held = nil
+            flipping = next
+            isWaitingForEvent = true
+            flipHeld = true
+        }
+        guard runsCallback else { return EventOutcome(feedback: feedback, flipHeld: flipHeld, next: .none) }
+        // A callback already ran for this vblank (read as the current vblank after a late frame):
+        // not twice. A held frame's flip brings the next one; without one, tick on the next vblank.
+        if !restartsSpace, let ran = callbackSequence, sequence <= ran {
+            return EventOutcome(feedback: feedback, flipHeld: flipHeld, next: flipHeld ? .none : .queueVblank)
+        }
+        // A frame drawn now is flipped at the next vblank, or after the pending flip (one more).
+        pending = (time, sequence, flipping == nil ? 1 : 2)
+        return EventOutcome(feedback: feedback, flipHeld: flipHeld, next: .callback)
+    }
+
+    /// A queued vblank event arrived (64-bit `sequence` at `time`).
+    public mutating func vblankEvent(sequence: UInt64, at time: MonotonicInstant) -> EventOutcome {
+        guard !hasFailed else { return EventOutcome(feedback: nil, flipHeld: false, next: .none) }
+        isWaitingForEvent = false
+        _ = noteKernelVblank(sequence: sequence, time: time)
+        var feedback: PresentationFeedback?
+        if let frame = modeSetFrame {
+            // The frame set by the mode set is on screen from the first vblank after it.
+            modeSetFrame = nil
+            feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: sequence))
+        }
+        pending = (time, sequence, flipping == nil ? 1 : 2)
+        return EventOutcome(feedback: feedback, flipHeld: false, next: .callback)
+    }
+
+    /// After ``PresentAction/flipAndStartNext``: the kernel's current vblank, read after the flip
+    /// was queued, and whether an event was already waiting to be read after that read
+    /// (`eventPending`). Returns the refresh to dispatch now when it is the vblank right after the
+    /// late frame's own and no event is waiting: then the flip was queued after that vblank and
+    /// completes at a later one. Nil otherwise: the flip may have completed at this vblank (the
+    /// frame was late by our clock but not the kernel's: its vblank handler ran late), or a later
+    /// vblank may carry its completion, still unread; its event brings the next callback.
+    public mutating func currentVblank(sequence: UInt64, at time: MonotonicInstant, eventPending: Bool,
+                                       refreshIndex: UInt64, now: MonotonicInstant) -> RefreshEvent? {
+        guard wantsCurrentVblank else { return nil }
+        wantsCurrentVblank = false
+        guard !hasFailed, !eventPending, flipping != nil, held == nil, let last = callbackSequence,
+              sequence > lastSequence, sequence == last &+ 1, time >= callbackVblank else { return nil }
+        lastSequence = sequence
+        pending = (time, sequence, 2)
+        return beginCallback(refreshIndex: refreshIndex, now: now)
+    }
+
+    /// The start-next decision was dropped (nobody wants refreshes, or the display is going).
+    public mutating func cancelCurrentVblank() { wantsCurrentVblank = false }
+
+    // MARK: Callbacks
+
+    /// The refresh for the vblank the last event asked a callback for; bookkeeping for the
+    /// callback that runs now (`refreshIndex`: the dispatcher's next index).
+    public mutating func beginCallback(refreshIndex: UInt64, now: MonotonicInstant) -> RefreshEvent {
+        let (time, sequence, periods) = pending ?? (callbackVblank, lastSequence, 1)
+        pending = nil
+        var followsStall = restarting
+        restarting = false
+        if let last = lastTimestamp, time < last { followsStall = true }
+        if let ran = callbackSequence, sequence <= ran { followsStall = true }
+        let timestamp = monotonic(time)
+        let event = RefreshEvent(timestamp: timestamp, sequence: sequence, refreshPeriod: period,
+                                 targetTimestamp: target(after: timestamp, periods: periods),
+                                 provenance: .hardwareVBlank, followsStall: followsStall)
+        began(timestamp: timestamp, sequence: sequence, periods: periods, refreshIndex: refreshIndex, now: now)
+        return event
+    }
+
+    /// The callback returned. Returns whether to queue a vblank event: nothing was drawn, so the
+    /// next refresh ticks on the next vblank without a flip.
+    public mutating func callbackEnded(wantsRefreshes: Bool) -> Bool {
+        guard !hasFailed, wantsRefreshes, !isWaitingForEvent, !presentedInCallback, isModeSet else { return false }
+        isWaitingForEvent = true
+        return true
+    }
+
+    /// The shell queues the vblank event an outcome's ``Next/queueVblank`` asked for.
+    public mutating func idleVblankQueued() {
+        isWaitingForEvent = true
+    }
+
+    /// The display failed: nothing more is decided.
+    public mutating func failed() {
+        hasFailed = true
+        wantsCurrentVblank = false
+    }
+
+    // MARK: Pure helpers
+
+    /// When a frame drawn after the vblank at `time` is expected: `periods` vblanks on (1 or 2 by
+    /// the frames in flight), plus the lateness recent frames showed (once 16 frames are known).
+    public func target(after time: MonotonicInstant, periods: Int) -> MonotonicInstant {
+        let late = lateness.count >= KMSFrameScheduler.latenessFrames ? Int(lateness.median) : 0
+        return time + period * (periods + late)
+    }
+
+    /// Extends a 32-bit flip sequence to the 64-bit value nearest `last` (within 2³¹ either way):
+    /// forward across a wrap, or back for a late event from before it. Never below 0.
+    public static func extend(_ sequence32: UInt32, after last: UInt64) -> UInt64 {
+        let step = Int32(bitPattern: sequence32 &- UInt32(truncatingIfNeeded: last))
+        if step < 0 && UInt64(step.magnitude) > last { return UInt64(sequence32) }
+        return last &+ UInt64(bitPattern: Int64(step))
+    }
+
+    private mutating func began(timestamp: MonotonicInstant, sequence: UInt64?, periods: Int,
+                                refreshIndex: UInt64, now: MonotonicInstant) {
+        callbackVblank = timestamp
+        callbackSequence = sequence
+        callbackExpected = timestamp + period * periods
+        callbackBegan = now
+        callbackRefresh = refreshIndex
+        presentedInCallback = false
+        lastTimestamp = timestamp
+    }
+
+    /// Records a kernel vblank; returns whether it starts a new sequence space (it went backwards).
+    private mutating func noteKernelVblank(sequence: UInt64, time: MonotonicInstant) -> Bool {
+        let backwards = sequence < lastSequence
+        lastSequence = sequence
+        return backwards
+    }
+
+    /// A time no earlier than the last one handed out.
+    private func monotonic(_ time: MonotonicInstant) -> MonotonicInstant {
+        guard let last = lastTimestamp else { return time }
+        return max(time, last)
+    }
+
+    /// `span` in whole periods, rounded to the nearest, 0 when negative.
+    private func wholePeriods(_ span: Nanoseconds) -> Int64 {
+        let late = max(0, span.value), p = period.value
+        return late / p + ((late % p) * 2 >= p ? 1 : 0)
+    }
+}

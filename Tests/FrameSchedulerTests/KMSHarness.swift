@@ -1,0 +1,180 @@
+import DisplayLinkCore
+import FrameSchedulers
+
+/// A simulated KMS display on virtual time around a ``KMSFrameScheduler``, doing what the
+/// `DRMDisplay` shell does, with a real ``RefreshDispatcher`` and ``DisplayLink``.
+///
+/// Vblank `k` is at `origin + k·period` with the 64-bit sequence `firstSequence + k`. A page flip
+/// queued at time `q` completes at the first vblank after `q` (plus `flipDelay` whole periods); a
+/// queued vblank event arrives at the first vblank after it was queued. The link's callback
+/// "renders" for `renderTime(n)` (virtual time passes) and presents, unless `draws(n)` is false.
+@MainActor
+final class KMSHarness: FrameSource {
+    let dispatcher = RefreshDispatcher()
+    let period: Nanoseconds
+    let origin: MonotonicInstant
+    let firstSequence: UInt64
+    var scheduler: KMSFrameScheduler
+    var now: MonotonicInstant
+    var link: DisplayLink?
+
+    /// The renderer: time from the callback's start to the present, and whether it draws (by callback number).
+    var renderTime: (Int) -> Nanoseconds = { _ in Nanoseconds(2_000_000) }
+    var draws: (Int) -> Bool = { _ in true }
+    /// A renderer that presents no earlier than this long after its callback's vblank.
+    var presentAfterVblank: Nanoseconds?
+    /// Time the callback goes on after presenting (recording, bookkeeping).
+    var afterPresent = Nanoseconds.zero
+    /// Extra whole periods the kernel takes to complete the n-th flip.
+    var flipDelay: (Int) -> Int = { _ in 0 }
+    /// Called at the start of each callback, before rendering (e.g. to pause the link).
+    var onCallback: ((Int, DisplayLink) -> Void)?
+
+    /// What came out: the scheduler's refreshes, the link's frames, the feedback, and the vblanks
+    /// the simulated kernel reported (sequence → time).
+    private(set) var events: [RefreshEvent] = []
+    private(set) var frames: [DisplayFrame] = []
+    private(set) var presented: [UInt64: (time: MonotonicInstant, sequence: UInt64?)] = [:]
+    private(set) var kernelVblanks: [UInt64: MonotonicInstant] = [:]
+    private(set) var actions: [KMSFrameScheduler.PresentAction] = []
+    private(set) var flips = 0
+    private(set) var vblankEventsQueued = 0
+    private(set) var depths: [Int] = []
+    /// Requests the legacy KMS API would refuse (a second pending flip or event).
+    private(set) var violations: [String] = []
+
+    private var pendingFlip: Int64?       // vblank index
+    private var pendingVblank: Int64?     // vblank index
+    private var startRequested = false
+    private var startNextRequested = false
+
+    init(period: Nanoseconds = Nanoseconds(16_683_217), firstSequence: UInt64 = 1000,
+         origin: MonotonicInstant = MonotonicInstant(nanoseconds: 5_000_000_000), startOffset: Nanoseconds = Nanoseconds(4_000_000)) {
+        self.period = period
+        self.origin = origin
+        self.firstSequence = firstSequence
+        scheduler = KMSFrameScheduler(period: period)
+        now = origin + startOffset
+        dispatcher.onDemandChange = { [weak self] wanted in if wanted { self?.startRequested = true } }
+    }
+
+    func time(ofVblank k: Int64) -> MonotonicInstant { origin + period * Int(k) }
+    func sequence(ofVblank k: Int64) -> UInt64 { firstSequence &+ UInt64(k) }
+    /// How late the kernel handles each vblank (its counter and events change then; the times it
+    /// reports are the vblanks' own).
+    var kernelLag = Nanoseconds.zero
+    /// The first vblank the kernel handles after `t`, and the last it handled at or before it.
+    func vblank(after t: MonotonicInstant) -> Int64 { (t - kernelLag - origin).value / period.value + 1 }
+    func vblank(atOrBefore t: MonotonicInstant) -> Int64 { (t - kernelLag - origin).value / period.value }
+
+    func start() {
+        let link = DisplayLink(source: self, target: self) { harness, link in harness.callback(link) }
+        link.presentationHandler = { [weak self] feedback in
+            if case .presented(let at, let sequence) = feedback.outcome { self?.presented[feedback.refreshIndex] = (at, sequence) }
+        }
+        self.link = link
+    }
+
+    /// Runs until the link has had `count` callbacks (or nothing more happens, or `until` passes).
+    func run(callbacks count: Int, until limit: MonotonicInstant? = nil) {
+        var steps = 0
+        while frames.count < count, steps < 100_000 {
+            steps += 1
+            if let limit, now >= limit { return }
+            if startRequested {
+                startRequested = false
+                guard dispatcher.wantsRefreshes else { continue }
+                switch scheduler.start(now: now, refreshIndex: dispatcher.nextRefreshIndex) {
+                case .none: break
+                case .queueVblank: queueVblank()
+                case .dispatch(let event): runCallback(event)
+                }
+                continue
+            }
+            if startNextRequested {
+                startNextRequested = false
+                guard dispatcher.wantsRefreshes, scheduler.wantsCurrentVblank else { scheduler.cancelCurrentVblank(); continue }
+                let k = vblank(atOrBefore: now)
+                kernelVblanks[sequence(ofVblank: k)] = time(ofVblank: k)
+                if let event = scheduler.currentVblank(sequence: sequence(ofVblank: k), at: time(ofVblank: k),
+                                                       eventPending: pendingFlip.map { $0 <= k } ?? false,
+                                                       refreshIndex: dispatcher.nextRefreshIndex, now: now) {
+                    runCallback(event)
+                }
+                continue
+            }
+            // The next kernel event.
+            if let f = pendingFlip, pendingVblank.map({ f <= $0 }) ?? true {
+                pendingFlip = nil
+                now = max(now, time(ofVblank: f) + kernelLag)
+                let seq = sequence(ofVblank: f)
+                kernelVblanks[seq] = time(ofVblank: f)
+                let outcome = scheduler.flipCompleted(sequence32: UInt32(truncatingIfNeeded: seq), at: time(ofVblank: f))
+                if outcome.flipHeld { queueFlip() }
+                follow(outcome)
+            } else if let v = pendingVblank {
+                pendingVblank = nil
+                now = max(now, time(ofVblank: v) + kernelLag)
+                let seq = sequence(ofVblank: v)
+                kernelVblanks[seq] = time(ofVblank: v)
+                follow(scheduler.vblankEvent(sequence: seq, at: time(ofVblank: v)))
+            } else {
+                return  // nothing on its way
+            }
+        }
+    }
+
+    /// Lets virtual time pass with nothing happening (e.g. while paused).
+    func advance(by span: Nanoseconds) { now = now + span }
+
+    private func follow(_ outcome: KMSFrameScheduler.EventOutcome) {
+        if let feedback = outcome.feedback { dispatcher.deliver(feedback) }
+        guard dispatcher.wantsRefreshes else { return }
+        switch outcome.next {
+        case .none: break
+        case .queueVblank:
+            scheduler.idleVblankQueued()
+            queueVblank()
+        case .callback: runCallback(scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now))
+        }
+    }
+
+    private func runCallback(_ event: RefreshEvent) {
+        events.append(event)
+        dispatcher.dispatch(event)
+        if scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) { queueVblank() }
+    }
+
+    private func queueVblank() {
+        if pendingVblank != nil || pendingFlip != nil { violations.append("a vblank queued while an event is on its way at \(now)") }
+        pendingVblank = vblank(after: now)
+        vblankEventsQueued += 1
+    }
+
+    private func queueFlip() {
+        if pendingFlip != nil { violations.append("a second flip queued while one is pending at \(now)") }
+        flips += 1
+        pendingFlip = vblank(after: now) + Int64(max(0, flipDelay(flips)))
+    }
+
+    private func callback(_ link: DisplayLink) {
+        let n = frames.count
+        frames.append(link.frame)
+        onCallback?(n, link)
+        guard draws(n) || !scheduler.isModeSet else { return }
+        now = now + renderTime(n)
+        if let delay = presentAfterVblank { now = max(now, link.frame.timestamp + delay) }
+        let action = scheduler.presented(now: now)
+        actions.append(action)
+        depths.append(scheduler.pipeline.depth)
+        switch action {
+        case .setMode: queueVblank()
+        case .flip: queueFlip()
+        case .flipAndStartNext:
+            queueFlip()
+            startNextRequested = true
+        case .hold: break
+        }
+        now = now + afterPresent
+    }
+}
