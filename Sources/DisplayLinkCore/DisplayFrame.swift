@@ -15,7 +15,7 @@ public struct DisplayFrame: Sendable, Hashable {
     /// It never decreases, and the step between two callbacks is the refreshes that passed: when
     /// the source's counter goes backwards, wraps, or starts after counted refreshes, it is
     /// continued from the timestamps instead (so it can then differ from the kernel's counter
-    /// by a constant).
+    /// by a constant), until a refresh that follows a restart takes the source's counter up again.
     public var sequence: UInt64
     /// Refreshes this link should have fired on but could not since its previous callback.
     public var missedFrames: Int

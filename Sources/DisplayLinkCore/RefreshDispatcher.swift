@@ -120,6 +120,13 @@ public final class RefreshDispatcher {
             return fromTimestamps
         }
         defer { lastGivenSequence = given }
+        if event.followsStall, given > lastSequence, given < 1 << 62, lastGivenSequence.map({ given > $0 }) ?? true {
+            // A restart (after a stall, a pause of the source, a mode set) is not counted as
+            // missed refreshes anyway: the source's own counter is taken up again where it is.
+            resolvedSequence = given
+            sequenceOffset = 0
+            return fromTimestamps
+        }
         guard let previous = lastGivenSequence else {
             // The very first refresh takes the source's own counter. After counted refreshes or
             // a restart, the source's counter is mapped onto ours: the step comes from the

@@ -231,3 +231,25 @@ struct TimelinePropertyTests {
         #expect(median.median == -1)  // the middle two are Int64.min and Int64.max - 2
     }
 }
+
+@MainActor
+@Suite("Sequence spaces across a restart")
+struct RestartSequenceTests {
+    @Test("counted refreshes, then a restart with the kernel's counter: the counter is taken up, no misses")
+    func restartAdoptsTheSourceCounter() {
+        let source = ScriptedSource()
+        var frames: [DisplayFrame] = []
+        let link = DisplayLink(source: source, target: source) { _, link in frames.append(link.frame) }
+        let p = Nanoseconds(16_666_667)
+        let t0 = MonotonicInstant(nanoseconds: 2_000_000_000)
+        source.dispatcher.dispatch(RefreshEvent(timestamp: t0, refreshPeriod: p, provenance: .frameCallbackEstimate))
+        source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + p * 3, sequence: 426, refreshPeriod: p,
+                                                provenance: .hardwareVBlank, followsStall: true))
+        source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + p * 4, sequence: 427, refreshPeriod: p, provenance: .hardwareVBlank))
+        source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + p * 6, sequence: 429, refreshPeriod: p, provenance: .hardwareVBlank))
+        #expect(frames.map(\.sequence) == [1, 426, 427, 429])
+        #expect(frames.map(\.missedFrames) == [0, 0, 0, 1])
+        #expect(frames.map(\.delta) == [.zero, .zero, p, p * 2])
+        _ = link
+    }
+}
