@@ -6,7 +6,7 @@ import Glibc
 import Musl
 #endif
 
-/// Many small views that move with velocity and acceleration scaled by delta time, and are
+/// Many small views that move with constant acceleration, advanced exactly by delta time, and are
 /// recycled at a new random place when their animation ends (the seed's moving views).
 ///
 /// Structure of arrays, capacity fixed at creation: ``update(deltaTime:)`` is a tight loop that
@@ -58,15 +58,22 @@ public struct MovingViews: Sendable {
         self.ax[i] = ax; self.ay[i] = ay; age[i] = 0; self.lifetime[i] = lifetime
     }
 
-    /// Advances every view by `dt` seconds: `v += a·dt`, `p += v·dt`; a view whose lifetime is
-    /// over, or that left the bounds, is recycled.
+    /// Advances every view by `dt` seconds with the exact constant-acceleration step
+    /// (`p += v·dt + a·dt²/2`, then `v += a·dt`), so a view's path does not depend on the frame
+    /// rate: after one second it is at the same place at 30 Hz as at 144 Hz (to rounding), where
+    /// semi-implicit Euler (`v += a·dt; p += v·dt`) overshoots by `a·t·dt/2` (with 90 points/s²
+    /// of gravity, 1.5 points after one second at 30 Hz, 0.375 at 120 Hz).
+    ///
+    /// A view whose lifetime is over, or that left the bounds, is recycled at the end of the frame
+    /// in which that happened (so when a view is recycled still depends on the frame boundaries).
     public mutating func update(deltaTime dt: Double) {
         let w = bounds.width, h = bounds.height
+        let halfDt2 = 0.5 * dt * dt
         for i in 0..<count {
+            x[i] += vx[i] * dt + ax[i] * halfDt2
+            y[i] += vy[i] * dt + ay[i] * halfDt2
             vx[i] += ax[i] * dt
             vy[i] += ay[i] * dt
-            x[i] += vx[i] * dt
-            y[i] += vy[i] * dt
             age[i] += dt
             let margin = size[i]
             if age[i] >= lifetime[i] || x[i] < -margin || x[i] > w + margin || y[i] < -margin || y[i] > h + margin {

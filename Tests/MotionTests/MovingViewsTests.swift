@@ -3,24 +3,32 @@ import Testing
 
 @Suite("Moving views")
 struct MovingViewsTests {
-    @Test("constant acceleration integrates exactly as v += a·dt, p += v·dt")
+    @Test("constant acceleration follows the closed form p0 + v0·t + a·t²/2 at any step size")
     func integration() {
+        for steps in [1, 7, 120, 1000] {
+            var views = MovingViews(count: 1, width: 10_000, height: 10_000, seed: 7)
+            views.set(0, x: 100, y: 200, vx: 10, vy: -20, ax: 2, ay: 4, lifetime: 100)
+            let dt = 2.0 / Double(steps)
+            for _ in 0..<steps { views.update(deltaTime: dt) }
+            // t = 2 s: x = 100 + 10·2 + 2·4/2 = 124, y = 200 − 20·2 + 4·4/2 = 168.
+            #expect(abs(views.x[0] - 124) < 1e-9, "\(steps) steps")
+            #expect(abs(views.y[0] - 168) < 1e-9, "\(steps) steps")
+            #expect(abs(views.vx[0] - 14) < 1e-9, "\(steps) steps")
+            #expect(abs(views.vy[0] - -12) < 1e-9, "\(steps) steps")
+            #expect(abs(views.age[0] - 2) < 1e-9)
+            #expect(views.recycledCount == 0)
+        }
+    }
+
+    @Test("one step is exactly p += v·dt + a·dt²/2, then v += a·dt")
+    func oneStep() {
         var views = MovingViews(count: 1, width: 10_000, height: 10_000, seed: 7)
         views.set(0, x: 100, y: 200, vx: 10, vy: -20, ax: 2, ay: 4, lifetime: 100)
-        var x = 100.0, y = 200.0, vx = 10.0, vy = -20.0
-        let dt = 1.0 / 60
-        for _ in 0..<120 {
-            views.update(deltaTime: dt)
-            vx += 2 * dt; vy += 4 * dt
-            x += vx * dt; y += vy * dt
-        }
-        #expect(views.x[0] == x)
-        #expect(views.y[0] == y)
-        #expect(views.vx[0] == vx)
-        // Against the closed form (semi-implicit Euler): x(n) = x0 + n·dt·v0 + a·dt²·n(n+1)/2.
-        let n = 120.0
-        #expect(abs(views.x[0] - (100 + n * dt * 10 + 2 * dt * dt * n * (n + 1) / 2)) < 1e-9)
-        #expect(views.recycledCount == 0)
+        views.update(deltaTime: 0.5)
+        #expect(views.x[0] == 100 + 10 * 0.5 + 2 * 0.125)
+        #expect(views.y[0] == 200 - 20 * 0.5 + 4 * 0.125)
+        #expect(views.vx[0] == 11)
+        #expect(views.vy[0] == -18)
     }
 
     @Test("a view whose lifetime ends is recycled at a new place, reproducibly")
