@@ -20,11 +20,13 @@ let package = Package(
         .library(name: "Motion", targets: ["Motion"]),
         .library(name: "DRMBackend", targets: ["DRMBackend"]),
         .library(name: "Scenes", targets: ["Scenes"]),
+        .library(name: "PNGImage", targets: ["PNGImage"]),
         .executable(name: "displaylink-demo", targets: ["displaylink-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "DisplayLinkCore", swiftSettings: strict),
@@ -47,14 +49,20 @@ let package = Package(
         .target(name: "CWayland", dependencies: ["CWaylandClient"], path: "CWayland", publicHeadersPath: "include"),
 
         .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
-        .target(name: "DRMBackend", dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CDRM", "CGBM"], swiftSettings: strict),
+        .target(
+            name: "DRMBackend",
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CDRM", "CGBM",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType"], swiftSettings: strict),
         .target(name: "PNGImage", dependencies: ["CPNG"], swiftSettings: strict),
         .target(name: "Scenes", dependencies: ["DisplayLinkCore", "Motion", "GLESRenderer"], swiftSettings: strict),
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
-            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL", "CXKBCommon"],
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL", "CXKBCommon",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .executableTarget(
