@@ -25,6 +25,14 @@ test: deps
 	Scripts/vkms-vm run --timeout 900 -- .build/debug/DisplayLinkPackageTests.xctest \
 	  --testing-library swift-testing --filter DRMBackendTests
 
+# API documentation: the DocC catalog of DisplayLinkCore (swift-docc-plugin), warnings as errors.
+# Output: .build/plugins/Swift-DocC/outputs/DisplayLinkCore.doccarchive; a static website with
+# DOCC_FLAGS=--transform-for-static-hosting. Needs only Swift (no apt packages).
+.PHONY: docs
+DOCC_FLAGS ?=
+docs:
+	$(SWIFT) package --disable-sandbox generate-documentation --target DisplayLinkCore --warnings-as-errors $(DOCC_FLAGS)
+
 # The demo: the bounce scene, then the scroll scene (ending mid-scroll, so its screenshot shows
 # the list moving). On a machine without a display each run starts a private headless weston.
 DEMO_OUT ?= out

@@ -45,7 +45,7 @@ public enum ClockDomain: Hashable, Sendable, CustomStringConvertible {
 /// of its bracket, so the error is at most half that bracket (``uncertainty``). Two clocks that
 /// tick at different rates (`CLOCK_MONOTONIC` is slewed by NTP, `CLOCK_MONOTONIC_RAW` is not) drift
 /// apart by tens of milliseconds per hour of uptime, so a backend re-measures from time to time
-/// (see ``isStale(at:)``).
+/// (see ``isStale(at:maxAge:)``).
 public struct ClockOffset: Sendable, Hashable {
     /// Add this to a source-clock time to get the `CLOCK_MONOTONIC` time.
     public var nanoseconds: Int64

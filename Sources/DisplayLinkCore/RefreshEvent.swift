@@ -15,7 +15,7 @@ public struct RefreshEvent: Sendable, Hashable {
     public var targetTimestamp: MonotonicInstant?
     public var provenance: TimestampProvenance
     /// True on the first refresh after the source stopped delivering for a while (surface hidden,
-    /// feedback lost, source restarted): links apply their ``StallPolicy`` to it.
+    /// feedback lost, source restarted): links apply their ``DisplayLink/StallPolicy`` to it.
     public var followsStall: Bool
 
     public init(
