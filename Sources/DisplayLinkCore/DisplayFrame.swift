@@ -8,7 +8,7 @@ public struct DisplayFrame: Sendable, Hashable {
     /// The current refresh period (`CADisplayLink.duration`), not multiplied by the frame interval.
     public var duration: Nanoseconds
     /// `timestamp` minus the previous callback's `timestamp`; exactly zero on the first callback
-    /// after start or resume (and after a stall under ``StallPolicy/zeroDelta``).
+    /// after start or resume (and after a stall under ``DisplayLink/StallPolicy/zeroDelta``).
     public var delta: Nanoseconds
     /// The display's refresh counter at `timestamp`: the source's vblank sequence (DRM, and
     /// compositors that fill `seq`) from the first refresh on, or counted from the timestamps.
