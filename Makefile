@@ -7,7 +7,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all deps build test demo bench bench-pacing clean
+.PHONY: all deps build test test-sanitizers demo bench bench-pacing bench-drm clean
 
 all: build
 
@@ -59,6 +59,28 @@ bench-pacing: deps
 	cd Benchmarks && $(SWIFT) build -c release --product PacingBenchmark
 	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene $(PACING_SCENE) \
 	  --views 60 --seconds $(PACING_SECONDS)
+
+# DRM figures on vkms in the VM (Scripts/vkms-vm), release build: the bounce and scroll scenes at
+# 640x480, then one table from their reports (out/bench-drm/). Printed, asserted nowhere: fails
+# only when a run itself fails. The scroll is mid-scroll for the whole run (--duration 30).
+# BENCH_DRM_LABEL names the runs in the table (e.g. atomic / legacy); BENCH_DRM_OUT keeps runs apart.
+BENCH_DRM_OUT ?= out/bench-drm
+BENCH_DRM_LABEL ?=
+BENCH_DRM_BOUNCE_FRAMES ?= 600
+BENCH_DRM_SCROLL_FRAMES ?= 240
+BENCH_DRM_DEMO := .build/release/displaylink-demo
+bench-drm: deps
+	$(SWIFT) build -c release --product displaylink-demo
+	cd Benchmarks && $(SWIFT) build -c release --product FrameReportTable
+	@mkdir -p $(BENCH_DRM_OUT)
+	Scripts/vkms-vm run --timeout 600 -- $(BENCH_DRM_DEMO) bounce --backend drm --mode 640x480 \
+	  --frames $(BENCH_DRM_BOUNCE_FRAMES) --report $(BENCH_DRM_OUT)/bounce.json
+	Scripts/vkms-vm run --timeout 600 -- $(BENCH_DRM_DEMO) scroll --backend drm --mode 640x480 --duration 30 \
+	  --frames $(BENCH_DRM_SCROLL_FRAMES) --report $(BENCH_DRM_OUT)/scroll.json
+	@echo
+	@Benchmarks/.build/release/FrameReportTable --title "DRM/KMS on vkms (qemu), 640x480, release build:" \
+	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/bounce.json \
+	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/scroll.json
 
 clean:
 	rm -rf .build Benchmarks/.build
