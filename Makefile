@@ -42,6 +42,15 @@ demo: build
 	@echo "  reports:     bounce.json scroll.json"
 	@echo "  plots:       bounce-plot.png scroll-plot.png"
 
+# The host suites under ThreadSanitizer, then AddressSanitizer (not part of make test), each in its
+# own build directory. The DRM suite needs the VM's /dev/dri (it is disabled without it) and is skipped.
+SANITIZER_TEST := --disable-xctest --skip DRMBackendTests
+test-sanitizers: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(BUILD_FLAGS)
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST) $(BUILD_FLAGS)
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan $(BUILD_FLAGS)
+	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST) $(BUILD_FLAGS)
+
 # Benchmarks (not part of make test): frame dispatch and scene update+encode with allocation
 # counts (package-benchmark), then the bounce scene at 60 and 20,000 views under one weston.
 bench: deps
