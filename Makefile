@@ -71,25 +71,27 @@ bench-pacing: deps
 
 # DRM figures on vkms in the VM (Scripts/vkms-vm), release build: the bounce and scroll scenes at
 # 640x480, then one table from their reports (out/bench-drm/). Printed, asserted nowhere: fails
-# only when a run itself fails. The scroll is mid-scroll for the whole run (--duration 30).
-# BENCH_DRM_LABEL names the runs in the table (e.g. atomic / legacy); BENCH_DRM_OUT keeps runs apart.
+# only when a run itself fails. The scroll is mid-scroll for the whole run (--duration 60).
+# BENCH_DRM_LABEL names the runs in the table and their reports (e.g. atomic: bounce-atomic.json),
+# so runs under different settings can later be tabled side by side.
 BENCH_DRM_OUT ?= out/bench-drm
 BENCH_DRM_LABEL ?=
-BENCH_DRM_BOUNCE_FRAMES ?= 600
-BENCH_DRM_SCROLL_FRAMES ?= 240
+BENCH_DRM_BOUNCE_FRAMES ?= 900
+BENCH_DRM_SCROLL_FRAMES ?= 360
 BENCH_DRM_DEMO := .build/release/displaylink-demo
+BENCH_DRM_TAG := $(if $(BENCH_DRM_LABEL),-$(BENCH_DRM_LABEL))
 bench-drm: deps
 	$(SWIFT) build -c release --product displaylink-demo
 	cd Benchmarks && $(SWIFT) build -c release --product FrameReportTable
 	@mkdir -p $(BENCH_DRM_OUT)
 	Scripts/vkms-vm run --timeout 600 -- $(BENCH_DRM_DEMO) bounce --backend drm --mode 640x480 \
-	  --frames $(BENCH_DRM_BOUNCE_FRAMES) --report $(BENCH_DRM_OUT)/bounce.json
-	Scripts/vkms-vm run --timeout 600 -- $(BENCH_DRM_DEMO) scroll --backend drm --mode 640x480 --duration 30 \
-	  --frames $(BENCH_DRM_SCROLL_FRAMES) --report $(BENCH_DRM_OUT)/scroll.json
+	  --frames $(BENCH_DRM_BOUNCE_FRAMES) --report $(BENCH_DRM_OUT)/bounce$(BENCH_DRM_TAG).json
+	Scripts/vkms-vm run --timeout 600 -- $(BENCH_DRM_DEMO) scroll --backend drm --mode 640x480 --duration 60 \
+	  --frames $(BENCH_DRM_SCROLL_FRAMES) --report $(BENCH_DRM_OUT)/scroll$(BENCH_DRM_TAG).json
 	@echo
 	@Benchmarks/.build/release/FrameReportTable --title "DRM/KMS on vkms (qemu), 640x480, release build:" \
-	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/bounce.json \
-	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/scroll.json
+	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/bounce$(BENCH_DRM_TAG).json \
+	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/scroll$(BENCH_DRM_TAG).json
 
 clean:
 	rm -rf .build Benchmarks/.build
