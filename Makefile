@@ -44,12 +44,25 @@ demo: build
 
 # The host suites under ThreadSanitizer, then AddressSanitizer (not part of make test), each in its
 # own build directory. The DRM suite needs the VM's /dev/dri (it is disabled without it) and is skipped.
-SANITIZER_TEST := --disable-xctest --skip DRMBackendTests
+# ASan runs twice. The suites that load no C library (core, motion, schedulers) run with
+# LeakSanitizer on and no suppressions. The others (renderer, Wayland, demo) run with leak detection
+# off, for memory errors only: Mesa's driver is dlopened and dlclosed with each EGL display, and
+# what its globals held is then reported as leaked from an "<unknown module>" (unattributable, and
+# a suppression cannot name it; with the driver pinned by LD_PRELOAD the renderer suite reports no
+# leak at all); the demo exits from a dispatch worker after dispatchMain() ended the main thread,
+# whose stack LeakSanitizer then no longer scans. `make test-sanitizers ASAN_LEAKS=1` checks
+# leaks there too.
+SANITIZER_TEST := --disable-xctest --skip-build
+PURE_SWIFT_SUITES := DisplayLinkCoreTests|MotionTests|FrameSchedulerTests
+ASAN_LEAKS ?= 0
 test-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(BUILD_FLAGS)
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST) $(BUILD_FLAGS)
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST) --skip DRMBackendTests $(BUILD_FLAGS)
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan $(BUILD_FLAGS)
-	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST) $(BUILD_FLAGS)
+	ASAN_OPTIONS=detect_leaks=1 $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST) \
+	  --filter '$(PURE_SWIFT_SUITES)' $(BUILD_FLAGS)
+	ASAN_OPTIONS=detect_leaks=$(ASAN_LEAKS) $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST) \
+	  --skip 'DRMBackendTests|$(PURE_SWIFT_SUITES)' $(BUILD_FLAGS)
 
 # Benchmarks (not part of make test): frame dispatch and scene update+encode with allocation
 # counts (package-benchmark), then the bounce scene at 60 and 20,000 views under one weston.
