@@ -44,6 +44,7 @@ demo: build
 
 # The host suites under ThreadSanitizer, then AddressSanitizer (not part of make test), each in its
 # own build directory. The DRM suite needs the VM's /dev/dri (it is disabled without it) and is skipped.
+# TSan's suppressions, each with its reason, are in Scripts/tsan-suppressions.txt.
 # ASan runs twice. The suites that load no C library (core, motion, schedulers) run with
 # LeakSanitizer on and no suppressions. The others (renderer, Wayland, demo) run with leak detection
 # off, for memory errors only: Mesa's driver is dlopened and dlclosed with each EGL display, and
@@ -57,7 +58,8 @@ PURE_SWIFT_SUITES := DisplayLinkCoreTests|MotionTests|FrameSchedulerTests
 ASAN_LEAKS ?= 0
 test-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(BUILD_FLAGS)
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST) --skip DRMBackendTests $(BUILD_FLAGS)
+	TSAN_OPTIONS="suppressions=$(CURDIR)/Scripts/tsan-suppressions.txt $$TSAN_OPTIONS" \
+	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST) --skip DRMBackendTests $(BUILD_FLAGS)
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan $(BUILD_FLAGS)
 	ASAN_OPTIONS=detect_leaks=1 $(SWIFT) test --sanitize=address --scratch-path .build-asan $(SANITIZER_TEST) \
 	  --filter '$(PURE_SWIFT_SUITES)' $(BUILD_FLAGS)
