@@ -39,6 +39,12 @@ let package = Package(
             dependencies: [.product(name: "WaylandBackend", package: "DisplayLink")],
             path: "Tools/PacingBenchmark"
         ),
+        // Reads the demo's JSON reports and prints one table (make bench-drm); Foundation only.
+        .executableTarget(
+            name: "FrameReportTable",
+            path: "Tools/FrameReportTable",
+            swiftSettings: [.treatAllWarnings(as: .error)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

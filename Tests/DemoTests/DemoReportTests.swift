@@ -10,7 +10,11 @@ struct DemoReportTests {
                                 "stddev_interval", "median_prediction_error", "cpu_per_frame", "presented_rate",
                                 "presented_per_refresh", "startup_frames", "presented_per_refresh_after_startup"]
 
-    func checkCommon(_ report: [String: Any], scene: String, frames expected: Int) -> [[String: Any]] {
+    /// The contract every report keeps, at any machine speed: nothing here depends on how fast the
+    /// host draws or how often weston presents (a loaded host presents less often, and frames are
+    /// then further apart; none of that may fail a test). `expected` is the frame count of a
+    /// `--frames` run, nil for a `--seconds` run (its count depends on the speed).
+    func checkCommon(_ report: [String: Any], scene: String, frames expected: Int?) -> [[String: Any]] {
         #expect(report["backend"] as? String == "wayland")
         #expect(report["scene"] as? String == scene)
         let environment = report["environment"] as? [String: Any] ?? [:]
@@ -19,17 +23,20 @@ struct DemoReportTests {
         #expect(environment["refresh_advertised"] is Double)
         #expect(environment["size"] as? String == "320x240")
         let frames = report["frames"] as? [[String: Any]] ?? []
-        #expect(frames.count == expected)
+        if let expected { #expect(frames.count == expected) } else { #expect(frames.count >= 2) }
         for (i, frame) in frames.enumerated() {
             for field in Self.frameFields { #expect(frame.keys.contains(field), "frame \(i) lacks \(field)") }
             #expect(frame["index"] as? Int == i)
             #expect((frame["cpu_time"] as? Double ?? -1) >= 0)
             // Drawing is encoded, then handed over; a callback with a measured presentation time
-            // begins after it (estimates may lie a little ahead).
+            // begins after it (estimates may lie a little ahead). The frame being prepared is seen
+            // at or after the last vblank.
             if let t = frame["timestamp"] as? Double, let c = frame["callback_at"] as? Double,
-               let e = frame["encoded_at"] as? Double, let s = frame["submitted_at"] as? Double {
+               let e = frame["encoded_at"] as? Double, let s = frame["submitted_at"] as? Double,
+               let target = frame["target_timestamp"] as? Double {
                 #expect(c <= e && e <= s, "frame \(i): callback \(c), encoded \(e), submitted \(s)")
                 if frame["provenance"] as? String == "presentation-feedback" { #expect(t <= c, "frame \(i): vblank \(t) after callback \(c)") }
+                #expect(target >= t, "frame \(i): target \(target) before its vblank \(t)")
             } else {
                 Issue.record("frame \(i): missing times")
             }
@@ -39,15 +46,57 @@ struct DemoReportTests {
             }
         }
         #expect(frames.first?["delta"] as? Double == 0)
+        // Every frame's fate is known except the last one or two: weston sends a frame's
+        // presentation feedback when the repaint that showed it completes, before the frame
+        // callback that starts the frame after next, so only frames still in flight when the run
+        // stops may be unknown, whatever the speed (the demo then waits a bounded time for them,
+        // which a slow host may not meet). So: no unknown frame before the last known one, at most
+        // two unknown at the end. (Not "all but two presented within 400 ms": that is a speed.)
         let presented = frames.filter { $0["presented"] is Double }.count
-        #expect(presented >= expected - 2, "\(presented) of \(expected) frames have a presentation time")
+        let known = frames.map { $0["presented"] is Double || $0["discarded"] as? Bool == true }
+        let unknownAtEnd = known.reversed().prefix { !$0 }.count
+        #expect(known.dropLast(unknownAtEnd).allSatisfy { $0 }, "a frame before the last known one has no fate: \(known)")
+        #expect(unknownAtEnd <= 2, "\(unknownAtEnd) frames at the end have no fate")
         let summary = report["summary"] as? [String: Any] ?? [:]
         for field in Self.summaryFields { #expect(summary.keys.contains(field), "summary lacks \(field)") }
-        #expect(summary["frames"] as? Int == expected)
+        #expect(summary["frames"] as? Int == frames.count)
         #expect(summary["presented"] as? Int == presented)
-        let perRefresh = summary["presented_per_refresh"] as? Double ?? -1
-        #expect(perRefresh > 0 && perRefresh <= 1.05, "presented per refresh \(perRefresh)")
+        #expect(summary["discarded"] as? Int == frames.filter { $0["discarded"] as? Bool == true }.count)
+        // New frames per refresh: the summary says what its frames say (recomputed here). No
+        // bounds on its value: it is a rate (a loaded host presents less often), and its period
+        // is the median of the measured presentation intervals, so with irregular intervals it
+        // may even exceed 1. That weston shows at most one new frame per repaint is checked
+        // where it holds exactly: presentation times only move forward.
+        let startup = summary["startup_frames"] as? Int ?? -1
+        #expect(startup >= 0)
+        let perRefresh = Self.presentedPerRefresh(frames[...])
+        #expect(Self.same(summary["presented_per_refresh"] as? Double, perRefresh), "presented_per_refresh \(String(describing: summary["presented_per_refresh"])) ≠ \(String(describing: perRefresh))")
+        if presented >= 2 { #expect((perRefresh ?? 0) > 0) }
+        let afterStartup = frames.count > startup + 1 ? Self.presentedPerRefresh(frames.dropFirst(max(startup, 0))) : nil
+        #expect(Self.same(summary["presented_per_refresh_after_startup"] as? Double, afterStartup))
+        let times = frames.compactMap { $0["presented"] as? Double }
+        #expect(zip(times.dropFirst(), times).allSatisfy { $0 > $1 }, "presentation times go back or repeat")
         return frames
+    }
+
+    /// The report's definition (FrameReport.presentedPerRefresh): presented frames − 1 over the
+    /// refreshes between the first and last presentation, counted with the median frame duration.
+    static func presentedPerRefresh(_ frames: ArraySlice<[String: Any]>) -> Double? {
+        let times = frames.compactMap { $0["presented"] as? Double }
+        let durations = frames.compactMap { $0["duration"] as? Double }.sorted()
+        guard let first = times.first, let last = times.last, times.count > 1, !durations.isEmpty else { return nil }
+        let period = durations[Int((0.5 * Double(durations.count - 1)).rounded())]
+        guard period > 0 else { return nil }
+        let refreshes = ((last - first) / period).rounded()
+        return refreshes > 0 ? Double(times.count - 1) / refreshes : nil
+    }
+
+    static func same(_ a: Double?, _ b: Double?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case let (a?, b?): return abs(a - b) <= 1e-9 * max(1, abs(b))
+        default: return false
+        }
     }
 
     @Test("bounce: every contract field, deltas, presentation times")
@@ -69,33 +118,65 @@ struct DemoReportTests {
         }
     }
 
-    @Test("scroll: offsets, fractions and the rows drawn; rows in the middle of the list are drawn")
+    @Test("scroll: each frame's offset is the curve at its target time, rows drawn follow it, the end is exact")
     func scrollReport() throws {
         let weston = try HeadlessWeston()
         defer { weston.stop() }
         let path = temporaryPath("scroll.json")
-        let run = try DemoProcess.run(["scroll", "--rows", "1000", "--duration", "1", "--size", "320x240",
-                                       "--frames", "60", "--report", path], weston: weston)
+        // Stopped by time, not by a frame count: the run ends at the first frame whose vblank is
+        // ≥ 1.5 s after the first one, so its target (≥ its vblank) is past the 1 s scroll
+        // however slow the host (60 frames were past it only at weston's usual ~26 ms a frame).
+        let duration = 1.0, seconds = 1.5
+        let run = try DemoProcess.run(["scroll", "--rows", "1000", "--duration", String(duration), "--size", "320x240",
+                                       "--seconds", String(seconds), "--report", path], weston: weston)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let report = try loadJSON(path)
-        let frames = checkCommon(report, scene: "scroll", frames: 60)
+        let frames = checkCommon(report, scene: "scroll", frames: nil)
         #expect((report["summary"] as? [String: Any])?["rows"] as? Int == 1000)
-        var middleDrawn = false
-        var previousOffset = -1.0
-        for frame in frames {
+        let end = 1000 * 44.0 - 208  // 44-pixel rows, 208-pixel viewport
+        // The scroll starts at the first frame (no --delay): fraction = (target − first vblank) / duration.
+        let start = frames.first?["timestamp"] as? Double ?? .nan
+        var previousOffset = -1.0, previousFraction = -Double.infinity, ended = false, midScroll = 0
+        for (i, frame) in frames.enumerated() {
             guard let offset = frame["scroll_offset"] as? Double, let first = frame["first_row"] as? Int,
-                  let last = frame["last_row"] as? Int else { Issue.record("scroll fields missing"); continue }
+                  let last = frame["last_row"] as? Int, let target = frame["target_timestamp"] as? Double
+            else { Issue.record("frame \(i): scroll fields missing"); continue }
             #expect(frame.keys.contains("fraction"))
-            #expect(offset >= previousOffset, "the scroll to the end only moves forward")
+            let fraction = frame["fraction"] as? Double
+            if ended {
+                // Once finished the scroll is idle: no fraction, exactly at the end.
+                #expect(fraction == nil, "frame \(i): fraction \(String(describing: fraction)) after the end")
+                #expect(offset == end, "frame \(i): offset \(offset) after the end")
+            } else if let fraction {
+                let expected = (target - start) / duration
+                #expect(abs(fraction - expected) < 1e-9, "frame \(i): fraction \(fraction), target says \(expected)")
+                if fraction >= 1 || fraction < previousFraction {
+                    // At the end (or if the target went back) it snaps exactly to the end.
+                    #expect(offset == end, "frame \(i): fraction \(fraction), offset \(offset)")
+                    ended = true
+                } else {
+                    let t = fraction, curve = t * t * (3 - 2 * t)  // ease-in-out
+                    #expect(abs(offset - end * curve) < 1e-6, "frame \(i): offset \(offset), curve says \(end * curve)")
+                    if offset > 0 && offset < end { midScroll += 1 }
+                }
+                previousFraction = fraction
+            } else {
+                Issue.record("frame \(i): no fraction while scrolling")
+            }
+            #expect(offset >= previousOffset, "frame \(i): the scroll to the end only moves forward")
             previousOffset = offset
-            // The rows drawn are exactly those visible at this offset (44-pixel rows, 208-pixel viewport).
-            #expect(first == Int(offset / 44))
-            #expect(last == min(999, Int(((offset + 208) / 44).rounded(.up)) - 1))
-            if (400...600).contains(first) { middleDrawn = true }
+            // The rows drawn are exactly those visible at this offset.
+            #expect(first == Int(offset / 44), "frame \(i)")
+            #expect(last == min(999, Int(((offset + 208) / 44).rounded(.up)) - 1), "frame \(i)")
         }
-        #expect(middleDrawn, "no frame drew rows from the middle (400…600) of the list")
-        // 60 frames at ~26 ms is past the 1 s duration: the scroll ended exactly at the end.
-        #expect(abs((frames.last?["scroll_offset"] as? Double ?? 0) - (44_000 - 208)) < 1e-9)
+        // Animated, not a jump: the first frame is one or a few predicted periods past its vblank,
+        // so at least that one is strictly between the ends. (Which rows of the middle of the list
+        // a run draws depends on when its frames fall, so it is not asserted here; the rows drawn
+        // at every frame are checked above, and MotionTests/ScenePixelTests pin mid-list rows.)
+        #expect(midScroll >= 1, "no frame was drawn mid-scroll")
+        // The last frame's vblank is ≥ 1.5 s after the first, its target no earlier: at the end.
+        #expect(ended, "the scroll never reached its end")
+        #expect(frames.last?["scroll_offset"] as? Double == end)
         #expect(frames.last?["last_row"] as? Int == 999)
     }
 

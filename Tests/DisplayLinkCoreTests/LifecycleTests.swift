@@ -64,7 +64,7 @@ struct LifecycleTests {
     func invalidateInsideCallback() {
         let source = MockFrameSource(refreshPeriod: hz60)
         let first = Recorder(), second = Recorder()
-        first.onFrame = { link in if first.frames.count == 2 { link.invalidate(); link.invalidate() } }
+        first.onFrame = { [unowned first] link in if first.frames.count == 2 { link.invalidate(); link.invalidate() } }
         let a = DisplayLink.recording(source, into: first)
         let b = DisplayLink.recording(source, into: second)
         source.vsync(4)
@@ -97,7 +97,7 @@ struct LifecycleTests {
         let source = MockFrameSource(refreshPeriod: hz60)
         let a = Recorder(), b = Recorder()
         var linkB: DisplayLink!
-        a.onFrame = { _ in if a.frames.count == 2 { linkB.isPaused = true } }
+        a.onFrame = { [unowned a] _ in if a.frames.count == 2 { linkB.isPaused = true } }
         let linkA = DisplayLink.recording(source, into: a)
         linkB = DisplayLink.recording(source, into: b)
         source.vsync(4)
