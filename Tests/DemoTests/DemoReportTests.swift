@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import WaylandBackend
+import DisplayLinkWaylandTesting
 
 @Suite("The demo under a real weston: the report's contract", .serialized)
 struct DemoReportTests {
