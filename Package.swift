@@ -96,11 +96,15 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "GLESRendererTests", dependencies: ["GLESRenderer", "EGLGraphics", "Scenes", "Motion", "DisplayLinkCore"], swiftSettings: strict),
-        .testTarget(name: "DRMBackendTests", dependencies: ["DRMBackend", "DisplayLinkCore", "GLESRenderer", "displaylink-demo"], swiftSettings: strict),
+        .testTarget(
+            name: "DRMBackendTests",
+            dependencies: ["DRMBackend", "DisplaySurface", "DisplayLinkCore", "GLESRenderer", "displaylink-demo"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "DemoTests", dependencies: ["DisplayLinkWaylandTesting", "displaylink-demo"], swiftSettings: strict),
         .testTarget(
             name: "DisplaySurfaceTests",
-            dependencies: ["DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics"],
+            dependencies: ["DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics", "GLESRenderer"],
             swiftSettings: strict
         ),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
