@@ -42,7 +42,7 @@ public enum DisplaySurfaceError: Error, CustomStringConvertible, Sendable, Equat
                 return "\(error) Choose the card with DisplaySurface.Options.devicePath (e.g. \"/dev/dri/card1\")."
             case .notMaster:
                 return "\(error) Inside a compositor, use DisplaySurface.Options.backend = .wayland (or .auto)."
-            case .modeNotFound, .badModeSyntax:
+            case .modeNotFound:
                 return "\(error) Set DisplaySurface.Options.mode to one of those (nil: the preferred mode)."
             default:
                 return error.description

@@ -162,3 +162,34 @@ struct WaylandSurfaceTests {
         #expect(try DisplaySurface.ModeRequest(parsing: "640x480@144") == .init(width: 640, height: 480, refreshRate: 144))
     }
 }
+
+@MainActor
+@Suite("DisplaySurface closed from inside its own callback", .serialized)
+struct CloseInCallbackTests {
+    @Test("close() in a link's callback (drawn or not): no request on the destroyed window, handlers run, no more callbacks")
+    func closeInCallback() async throws {
+        for draws in [false, true] {
+            let weston = try HeadlessWeston()
+            defer { weston.stop() }
+            let surface = try DisplaySurface(options: .init(backend: .wayland, waylandSocket: weston.socketPath))
+            var closed = false
+            surface.addCloseHandler { closed = true }
+            final class Target { var frames = 0 }
+            let target = Target()
+            let link = DisplayLink(source: surface, target: target) { target, _ in
+                target.frames += 1
+                // The first frame maps the window (an unmapped one gets no frame callbacks).
+                if draws || target.frames == 1 {
+                    try? surface.beginFrame()
+                    try? surface.present()
+                }
+                if target.frames == 3 { surface.close() }
+            }
+            #expect(await waitUntil { closed })
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(target.frames == 3)
+            #expect(!link.isValid)
+            #expect(weston.isRunning, "the compositor took no offence")
+        }
+    }
+}
