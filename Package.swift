@@ -1,8 +1,9 @@
 // swift-tools-version: 6.2
 // DisplayLink for Linux: a CADisplayLink driven by real vblank (Wayland, DRM/KMS) or a mock clock.
 //
-// Layering (one way only): displaylink-demo → backends / renderer / motion → DisplayLinkCore.
-// DisplayLinkCore imports no C module; DisplayLinkTesting depends on the core only.
+// Layering (one way only): displaylink-demo → DisplaySurface → backends / renderer / motion → DisplayLinkCore.
+// DisplayLinkCore imports no C module; DisplayLinkTesting depends on the core only. DisplaySurface is
+// the only library module that knows both backends; the demo imports neither backend.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -21,6 +22,8 @@ let package = Package(
         .library(name: "DRMBackend", targets: ["DRMBackend"]),
         .library(name: "Scenes", targets: ["Scenes"]),
         .library(name: "PNGImage", targets: ["PNGImage"]),
+        .library(name: "DisplaySurface", targets: ["DisplaySurface"]),
+        .library(name: "DisplayLinkWaylandTesting", targets: ["DisplayLinkWaylandTesting"]),
         .executable(name: "displaylink-demo", targets: ["displaylink-demo"]),
     ],
     dependencies: [
@@ -66,13 +69,21 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // A private headless weston for tests, benchmarks and the demo's --headless.
+        .target(name: "DisplayLinkWaylandTesting", dependencies: ["WaylandBackend"], swiftSettings: strict),
+        // "A place to draw that a display link follows": a Wayland toplevel or a KMS output.
+        .target(
+            name: "DisplaySurface",
+            dependencies: ["DisplayLinkCore", "WaylandBackend", "DRMBackend", "EGLGraphics", "PNGImage"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "displaylink-demo",
             dependencies: [
                 "DisplayLinkCore",
                 "DisplayLinkTesting",
-                "WaylandBackend",
-                "DRMBackend",
+                "DisplaySurface",
+                "DisplayLinkWaylandTesting",
                 "EGLGraphics",
                 "GLESRenderer",
                 "Motion",
@@ -93,12 +104,21 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "GLESRendererTests", dependencies: ["GLESRenderer", "EGLGraphics", "Scenes", "Motion", "DisplayLinkCore"], swiftSettings: strict),
-        .testTarget(name: "DRMBackendTests", dependencies: ["DRMBackend", "DisplayLinkCore", "GLESRenderer", "displaylink-demo"], swiftSettings: strict),
-        .testTarget(name: "DemoTests", dependencies: ["WaylandBackend", "displaylink-demo"], swiftSettings: strict),
+        .testTarget(
+            name: "DRMBackendTests",
+            dependencies: ["DRMBackend", "DisplaySurface", "DisplayLinkCore", "GLESRenderer", "displaylink-demo"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "DemoTests", dependencies: ["DisplayLinkWaylandTesting", "displaylink-demo"], swiftSettings: strict),
+        .testTarget(
+            name: "DisplaySurfaceTests",
+            dependencies: ["DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics", "GLESRenderer"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
         .testTarget(
             name: "WaylandBackendTests",
-            dependencies: ["WaylandBackend", "DisplayLinkCore", "EGLGraphics", "GLESRenderer"],
+            dependencies: ["WaylandBackend", "DisplayLinkWaylandTesting", "DisplayLinkCore", "EGLGraphics", "GLESRenderer"],
             swiftSettings: strict
         ),
     ],

@@ -36,7 +36,7 @@ let package = Package(
         // executable): it compares whole processes under one private weston.
         .executableTarget(
             name: "PacingBenchmark",
-            dependencies: [.product(name: "WaylandBackend", package: "DisplayLink")],
+            dependencies: [.product(name: "DisplayLinkWaylandTesting", package: "DisplayLink")],
             path: "Tools/PacingBenchmark"
         ),
         // Reads the demo's JSON reports and prints one table (make bench-drm); Foundation only.

@@ -15,7 +15,7 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String {
         switch self {
         case .noDevice(let path):
-            "No DRM device at \(path). List the devices with `ls /dev/dri`; pass one with --device."
+            "No DRM device at \(path). List the devices with `ls /dev/dri` and open one of them."
         case .noDevices:
             "No DRM/KMS device with a connected display was found under /dev/dri (no GPU or KMS driver is loaded)."
         case .permissionDenied(let path):
@@ -23,9 +23,9 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
                 + "or run through a seat manager (seatd, systemd-logind)."
         case .notMaster(let path):
             "Cannot become DRM master of \(path): another program (usually a Wayland or X compositor) owns the display. "
-                + "Run from a text console, stop the compositor, or use --backend wayland."
+                + "Run from a text console, stop the compositor, or draw through the compositor (Wayland) instead."
         case .noConnectedConnector(let path):
-            "No connected display on \(path): plug in a monitor, or pick another card with --device."
+            "No connected display on \(path): plug in a monitor, or open another card."
         case .noCRTC(let connector):
             "No display controller (CRTC) can drive \(connector)."
         case .badModeSyntax(let text):

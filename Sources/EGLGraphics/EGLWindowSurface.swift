@@ -14,6 +14,7 @@ public final class EGLWindowSurface {
     private var rects: [EGLint]
     private var swapInterval: Int32 = 0
     private var bound = false
+    private var destroyed = false
 
     /// A window surface on a native window pointer.
     public init(context: EGLDisplayContext, nativeWindow: UnsafeMutableRawPointer) throws(EGLError) {
@@ -38,10 +39,44 @@ public final class EGLWindowSurface {
     }
 
     deinit {
+        destroy()
+    }
+
+    /// Destroys the EGL surface now (before the native window it was made on goes). Idempotent;
+    /// nothing works on the surface afterwards.
+    public func destroy() {
+        guard !destroyed else { return }
+        destroyed = true
         if eglGetCurrentSurface(EGL_DRAW) == surface {
             eglMakeCurrent(owner.display, nil, nil, nil)
         }
         eglDestroySurface(owner.display, surface)
+    }
+
+    /// Reads the surface's back buffer (what was drawn since ``beginFrame()``, before the swap)
+    /// as RGBA rows from the top, `width*4` bytes each. The context must be current (between
+    /// ``beginFrame()`` and the swap). Nil when GL's read entry points cannot be found.
+    public func readPixels(width: Int32, height: Int32) -> [UInt8]? {
+        guard !destroyed, width > 0, height > 0,
+              let readAddress = eglGetProcAddress("glReadPixels"),
+              let storeAddress = eglGetProcAddress("glPixelStorei") else { return nil }
+        typealias ReadPixels = @convention(c) (Int32, Int32, Int32, Int32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void
+        typealias PixelStore = @convention(c) (UInt32, Int32) -> Void
+        let read = unsafeBitCast(readAddress, to: ReadPixels.self)
+        let store = unsafeBitCast(storeAddress, to: PixelStore.self)
+        let rowBytes = Int(width) * 4
+        var pixels = [UInt8](repeating: 0, count: rowBytes * Int(height))
+        store(0x0D05 /* GL_PACK_ALIGNMENT */, 1)
+        pixels.withUnsafeMutableBytes { raw in
+            read(0, 0, width, height, 0x1908 /* GL_RGBA */, 0x1401 /* GL_UNSIGNED_BYTE */, raw.baseAddress)
+        }
+        // GL's rows start at the bottom.
+        var flipped = [UInt8](repeating: 0, count: pixels.count)
+        for row in 0..<Int(height) {
+            let from = (Int(height) - 1 - row) * rowBytes
+            flipped.replaceSubrange(row * rowBytes..<(row + 1) * rowBytes, with: pixels[from..<from + rowBytes])
+        }
+        return flipped
     }
 
     /// Sets the swap interval (0: "never block in swap": the frame source, not the swap, paces
@@ -68,12 +103,14 @@ public final class EGLWindowSurface {
     }
 
     private func bind() throws(EGLError) {
+        guard !destroyed else { throw EGLError(operation: "eglMakeCurrent", code: 0, hint: "The surface was destroyed.") }
         guard eglMakeCurrent(owner.display, surface, surface, owner.context) == EGL_TRUE else {
             throw EGLError.last("eglMakeCurrent", hint: "Is the context still current on another thread?")
         }
     }
 
     private func release() {
+        guard !destroyed else { return }
         eglMakeCurrent(owner.display, nil, nil, nil)
         bound = false
     }
@@ -84,6 +121,7 @@ public final class EGLWindowSurface {
 
     /// Presents the back buffer with one damage rectangle (nil: everything). Allocation-free.
     public func swapBuffers(damage: PixelRect?, surfaceHeight: Int32) throws(EGLError) {
+        guard !destroyed else { throw EGLError(operation: "eglSwapBuffers", code: 0, hint: "The surface was destroyed.") }
         if let damage, !damage.isEmpty, let swapWithDamage = owner.swapWithDamage {
             var rect: (EGLint, EGLint, EGLint, EGLint) = (damage.x, surfaceHeight - damage.y - damage.height,
                                                           damage.width, damage.height)
@@ -103,6 +141,7 @@ public final class EGLWindowSurface {
     /// what changed; empty means "everything". Falls back to a plain swap when the extension is
     /// missing.
     public func swapBuffers(damage: [PixelRect] = [], surfaceHeight: Int32) throws(EGLError) {
+        guard !destroyed else { throw EGLError(operation: "eglSwapBuffers", code: 0, hint: "The surface was destroyed.") }
         if let swapWithDamage = owner.swapWithDamage, !damage.isEmpty {
             rects.removeAll(keepingCapacity: true)
             for r in damage where !r.isEmpty {

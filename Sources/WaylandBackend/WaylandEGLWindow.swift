@@ -45,6 +45,8 @@ public final class WaylandEGLWindow {
     }
 
     isolated deinit {
+        // The EGL surface goes before the native window it was created on.
+        surface.destroy()
         wl_egl_window_destroy(eglWindow)
     }
 

@@ -19,7 +19,7 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
         switch self {
         case .cannotConnect(let socket, let errno):
             "Cannot connect to the Wayland compositor at '\(socket)' (\(errnoName(errno))). "
-                + "Is a compositor running? Check WAYLAND_DISPLAY and XDG_RUNTIME_DIR, or use --headless to start a private weston."
+                + "Is a compositor running? Check WAYLAND_DISPLAY and XDG_RUNTIME_DIR, or connect to the socket of a running compositor."
         case .missingGlobals(let names):
             "The Wayland compositor does not offer \(names.joined(separator: ", ")), which this program needs."
         case .connectionLost(let errno):

@@ -138,11 +138,13 @@ public final class WaylandFrameSource: FrameSource {
 
     /// Sends the refresh's requests, dispatches it, and commits the empty state if no target drew.
     private func perform(_ refresh: WaylandRefreshScheduler.Refresh) {
+        guard !window.isDestroyed else { return }
         if refresh.requestsFrameCallback { requestFrameCallback() }
         if let slot = refresh.feedbackSlot { requestFeedback(slot: slot) }
         committedDuringDispatch = false
         dispatcher.dispatch(refresh.event)
-        guard error == nil else { return }
+        // A target may have destroyed the window in its callback (closing its surface).
+        guard error == nil, !window.isDestroyed else { return }
         if !committedDuringDispatch {
             // Nothing drawn: commit the frame request alone so the compositor keeps pacing us.
             wl_surface_commit(window.surface)

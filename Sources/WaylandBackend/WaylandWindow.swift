@@ -25,6 +25,8 @@ public final class WaylandWindow {
     private var configured = false
     private var pendingWidth: Int32 = 0
     private var pendingHeight: Int32 = 0
+    /// Whether ``destroy()`` ran (nothing may be requested on the surface after it).
+    public var isDestroyed: Bool { destroyed }
     private var destroyed = false
 
     /// Creates the window and waits (a few roundtrips at most) for its first configure.

@@ -1,25 +1,31 @@
 import Dispatch
 import DisplayLinkCore
+import DisplayLinkWaylandTesting
+import DisplaySurface
 import EGLGraphics
 import GLESRenderer
 import Glibc
 import PNGImage
 import Scenes
-import WaylandBackend
 
-/// Runs one scene on one host with a display link: each callback updates the scene, draws it,
-/// and records the frame's timing; at the end it writes the report, plot and screenshot, and exits.
+/// Runs one scene on one display surface with a display link: each callback updates the scene,
+/// draws it, and (with --report or --plot) records the frame's timing; at the end it writes the
+/// report, plot and screenshot, and exits.
 @MainActor
 final class DemoRunner {
     typealias SceneFactory = @MainActor (Renderer, Int32, Int32) -> Scene
 
-    let host: DisplayHost
+    let surface: DisplaySurface
     let scene: Scene
     let renderer: Renderer
     let hud: HUDOverlay
     let options: RunOptions
+    /// Whether the surface is on a private weston this run started (--headless).
+    let headlessWeston: Bool
     private var link: DisplayLink?
-    private var recorder: FrameRecorder
+    /// Per-frame records, kept only when a report or plot is asked for.
+    private var recorder: FrameRecorder?
+    private var callbackCount = 0
     private var startedAt: MonotonicInstant?
     private var finishing = false
     /// The first callback after a resume by key logs a line (tests wait for it).
@@ -28,56 +34,84 @@ final class DemoRunner {
     private var lastPixels: [UInt8]?
     private var size: (Int32, Int32)
 
-    init(host: DisplayHost, options: RunOptions, makeScene: SceneFactory) throws {
-        self.host = host
+    init(surface: DisplaySurface, options: RunOptions, headlessWeston: Bool, makeScene: SceneFactory) throws {
+        self.surface = surface
         self.options = options
-        try host.beginFrame()
+        self.headlessWeston = headlessWeston
+        try surface.beginFrame()
         let atlas = try GlyphAtlas(pixelSizes: [14, 20])
-        renderer = try Renderer(atlas: atlas, glesMajorVersion: host.glesMajorVersion)
-        scene = makeScene(renderer, host.width, host.height)
+        renderer = try Renderer(atlas: atlas, glesMajorVersion: surface.glesMajorVersion)
+        scene = makeScene(renderer, surface.width, surface.height)
         hud = HUDOverlay(renderer: renderer)
-        // Warm-up frames, drawn and finished but never presented: the driver builds its shader
-        // and clipping variants now (llvmpipe compiles them with LLVM: seconds under emulation)
-        // instead of during the first frames, which would otherwise miss their vblanks.
+        // Warm-up frames, drawn and finished but never presented (the surface does it: shader
+        // variants built now, on DRM every scan-out buffer registered); returns with the
+        // context released, so frames bind it on whichever thread runs them after dispatchMain().
         let (scene, hud, renderer, showsHUD) = (self.scene, self.hud, self.renderer, options.hud)
-        try host.warmUp {
-            renderer.beginFrame(width: host.width, height: host.height, clearColor: scene.background)
+        let (width, height) = (surface.width, surface.height)
+        try surface.prepare {
+            renderer.beginFrame(width: width, height: height, clearColor: scene.background)
             scene.draw()
             if showsHUD { hud.draw(HUDValues()) }
             renderer.warmUp()
         }
-        host.releaseGL()  // dispatchMain() retires this thread; frames bind on whichever thread runs them
-        size = (host.width, host.height)
-        recorder = FrameRecorder(expectedFrames: options.expectedFrames)
-    }
-
-    /// Chooses the backend, builds the scene and runs until done. Never returns.
-    /// The running demo, for signal handling installed before it exists.
-    private static var current: DemoRunner?
-    private static var signalSources: [DispatchSourceSignal] = []
-
-    /// SIGINT/SIGTERM quit cleanly (restoring the display) from the very start, even while the
-    /// backend is still initialising: the handler runs once the main queue runs.
-    private static func installSignalHandlers() {
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
-            source.setEventHandler {
-                MainActor.assumeIsolated {
-                    if let runner = DemoRunner.current { runner.finish(status: 0) } else { exit(0) }
-                }
-            }
-            source.resume()
-            signalSources.append(source)
+        size = (surface.width, surface.height)
+        if options.report != nil || options.plot != nil {
+            recorder = FrameRecorder(expectedFrames: options.expectedFrames)
         }
     }
 
+    /// The running demo, for signal handling installed before it exists.
+    private static var current: DemoRunner?
+
+    /// Opens the display surface the options ask for (with --headless on a private weston that
+    /// the surface stops when it closes).
+    private static func openSurface(options: RunOptions) throws -> (DisplaySurface, headless: Bool) {
+        let mode = try options.mode.map { text throws(DisplaySurfaceError) in try DisplaySurface.ModeRequest(parsing: text) }
+        var surfaceOptions = DisplaySurface.Options(title: "displaylink-demo", appID: "org.displaylink.demo",
+                                                    width: options.size.width, height: options.size.height,
+                                                    devicePath: options.device, mode: mode)
+        switch options.backend {
+        case .auto: surfaceOptions.backend = options.headless ? .wayland : .auto
+        case .wayland: surfaceOptions.backend = .wayland
+        case .drm: surfaceOptions.backend = .drm
+        }
+        guard options.headless else { return (try DisplaySurface(options: surfaceOptions), false) }
+        let weston = try HeadlessWeston(width: Int(max(options.size.width, 640)), height: Int(max(options.size.height, 480)))
+        surfaceOptions.waylandSocket = weston.socketPath
+        do {
+            let surface = try DisplaySurface(options: surfaceOptions)
+            surface.addCloseHandler { weston.stop() }
+            return (surface, true)
+        } catch {
+            weston.stop()
+            throw error
+        }
+    }
+
+    /// Chooses the backend, builds the scene and runs until done. Never returns.
     static func launch(options: RunOptions, makeScene: SceneFactory) -> Never {
-        installSignalHandlers()
+        // SIGINT/SIGTERM quit cleanly from the very start, even while the surface is still
+        // opening (handled once the main queue runs): the surface restores the display, then the
+        // runner writes its outputs and exits.
+        DisplaySurface.installSignalHandlers { _ in
+            if let runner = DemoRunner.current { runner.finish(status: 0) } else { exit(0) }
+        }
         let runner: DemoRunner
         do {
-            let host = try BackendSelection.makeHost(options: options, title: "displaylink-demo")
-            runner = try DemoRunner(host: host, options: options, makeScene: makeScene)
+            let (surface, headless) = try openSurface(options: options)
+            do {
+                runner = try DemoRunner(surface: surface, options: options, headlessWeston: headless, makeScene: makeScene)
+            } catch {
+                surface.close()
+                throw error
+            }
+        } catch let error as DisplaySurfaceError {
+            if case .noDisplay = error {
+                printError("\(error)\nUse --headless to start a private weston compositor for this run.")
+            } else {
+                printError("\(error)")
+            }
+            exit(1)
         } catch {
             printError("\(error)")
             exit(1)
@@ -89,29 +123,34 @@ final class DemoRunner {
     }
 
     func start() {
-        host.onQuit = { [weak self] in self?.finish(status: 0) }
-        host.onFatalError = { [weak self] message in
-            printError(message)
+        surface.onCloseRequest = { [weak self] in self?.finish(status: 0) }
+        surface.onError = { [weak self] error in
+            printError("\(error)")
             self?.finish(status: 1)
         }
-        host.onKey = { [weak self] key in self?.handle(key) }
+        surface.onKey = { [weak self] key in self?.handle(key) }
         DemoRunner.current = self
-        let link = DisplayLink(source: host.frameSource, target: self) { runner, link in runner.tick(link) }
+        let link = DisplayLink(source: surface, target: self) { runner, link in runner.tick(link) }
         link.preferredFramesPerSecond = options.preferredFPS
-        link.presentationHandler = { [weak self] feedback in self?.recorder.apply(feedback) }
+        if recorder != nil {
+            link.presentationHandler = { [weak self] feedback in self?.recorder?.apply(feedback) }
+        }
         self.link = link
     }
 
-    private func handle(_ key: DemoKey) {
-        switch key {
-        case .quit:
+    private func handle(_ key: KeyEvent) {
+        switch key.symbol {
+        case .q, .escape:
             printError("key: quit")
             finish(status: 0)
-        case .togglePause:
+        case .space:
             link?.isPaused.toggle()
             hudValues.paused = link?.isPaused ?? false
             if hudValues.paused { printError("key: paused") } else { logsResume = true }
-        case .scroll: scene.toggleScroll()
+        case .returnKey, .keypadEnter:
+            scene.toggleScroll()
+        default:
+            break
         }
     }
 
@@ -126,30 +165,31 @@ final class DemoRunner {
             printError("key: resumed at refresh \(frame.refreshIndex)")
         }
         hudValues.record(frame)
-        let width = host.width, height = host.height
+        let width = surface.width, height = surface.height
         if (width, height) != size {
             size = (width, height)
             scene.resize(width: width, height: height)
         }
         scene.update(frame)
+        callbackCount += 1
         let done = isDone(frame)
         do {
-            try host.beginFrame()
+            try surface.beginFrame()
             renderer.beginFrame(width: width, height: height, clearColor: scene.background)
             scene.draw()
             if options.hud { hud.draw(hudValues) }
             renderer.endFrame()
             encodedAt = MonotonicInstant.now()
-            if done && options.screenshot != nil { lastPixels = renderer.readPixels() }
-            try host.present(damage: pixelDamage(renderer.damage))
+            if done && options.screenshot != nil { lastPixels = try surface.readPixels() }
+            try surface.present(damage: pixelDamage(renderer.damage))
         } catch {
             printError("\(error)")
             finish(status: 1)
             return
         }
-        recorder.append(FrameRecord(frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
-                                    callbackAt: callbackAt, encodedAt: encodedAt, submittedAt: MonotonicInstant.now(),
-                                    scroll: scene.scrollSample))
+        recorder?.append(FrameRecord(frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
+                                     callbackAt: callbackAt, encodedAt: encodedAt, submittedAt: MonotonicInstant.now(),
+                                     scroll: scene.scrollSample))
         if done { finish(status: 0) }
     }
 
@@ -161,13 +201,13 @@ final class DemoRunner {
     }
 
     private func isDone(_ frame: DisplayFrame) -> Bool {
-        if let frames = options.frames { return recorder.records.count + 1 >= frames }
+        if let frames = options.frames { return callbackCount >= frames }
         if let seconds = options.seconds, let startedAt { return (frame.timestamp - startedAt).seconds >= seconds }
         return false
     }
 
     /// Stops the link, waits briefly for the last frames' presentation feedback, writes the
-    /// outputs, shuts the host down and exits.
+    /// outputs, closes the surface and exits.
     func finish(status: Int32) {
         guard !finishing else { return }
         finishing = true
@@ -176,16 +216,31 @@ final class DemoRunner {
             link?.invalidate()
             var exitStatus = status
             if !writeOutputs() { exitStatus = 1 }
-            host.shutDown()
+            surface.close()
             exit(exitStatus)
         }
     }
 
+    /// The report's environment: the surface's facts, then the demo's own.
+    private var environment: [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = surface.environment.map { entry in
+            switch entry.value {
+            case .string(let s): (entry.key, .string(s))
+            case .int(let i): (entry.key, .int(i))
+            case .number(let d): (entry.key, .number(d))
+            case .bool(let b): (entry.key, .bool(b))
+            case .unknown: (entry.key, .null)
+            }
+        }
+        if surface.backend == .wayland { fields.append(("headless_weston", .bool(headlessWeston))) }
+        fields.append(("size", .string("\(surface.width)x\(surface.height)")))
+        return fields
+    }
+
     private func writeOutputs() -> Bool {
         var ok = true
-        let report = FrameReport(backend: host.backendName, scene: scene.name,
-                                 environment: host.environment + [("size", .string("\(host.width)x\(host.height)"))],
-                                 records: recorder.records, discarded: recorder.discardedCount,
+        let report = FrameReport(backend: surface.backend.rawValue, scene: scene.name, environment: environment,
+                                 records: recorder?.records ?? [], discarded: recorder?.discardedCount ?? 0,
                                  sceneCount: scene.sizeField)
         if let path = options.report {
             if writeFile(path, report.json()) {
@@ -219,7 +274,7 @@ final class DemoRunner {
 
     private func waitForFeedback(attempts: Int, then body: @escaping @MainActor () -> Void) {
         // Frames drawn near the end are presented within a few periods; give them 400 ms at most.
-        if attempts == 0 || recorder.outstanding == 0 {
+        if attempts == 0 || surface.isClosed || (recorder?.outstanding ?? 0) == 0 {
             body()
             return
         }

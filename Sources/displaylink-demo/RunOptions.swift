@@ -1,4 +1,5 @@
 import ArgumentParser
+import DisplaySurface
 
 enum BackendChoice: String, ExpressibleByArgument, CaseIterable {
     case auto, wayland, drm
@@ -66,6 +67,9 @@ struct RunOptions: ParsableArguments {
         if let frames, frames < 1 || frames > 1_000_000 { throw ValidationError("--frames must be 1…1000000, got \(frames)") }
         if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be > 0 and ≤ 86400") }
         if preferredFPS < 0 || preferredFPS > 1000 { throw ValidationError("--preferred-fps must be 0…1000") }
+        if let mode, (try? DisplaySurface.ModeRequest(parsing: mode)) == nil {
+            throw ValidationError("--mode must be WxH or WxH@Hz (e.g. 640x480 or 640x480@144), got '\(mode)'")
+        }
         if headless && backend == .drm { throw ValidationError("--headless starts a Wayland compositor; it cannot go with --backend drm") }
     }
 

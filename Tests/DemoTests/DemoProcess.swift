@@ -1,5 +1,5 @@
 import Foundation
-import WaylandBackend
+import DisplayLinkWaylandTesting
 
 /// Runs the built `displaylink-demo` (next to the test bundle) and captures its output.
 struct DemoProcess {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import WaylandBackend
+import DisplayLinkWaylandTesting
 
 @Suite("The demo under a real weston: the report's contract", .serialized)
 struct DemoReportTests {
@@ -183,7 +183,8 @@ struct DemoReportTests {
     @Test("bad arguments: a clear message and exit status 2")
     func badArguments() throws {
         for arguments in [["bounce", "--views", "0"], ["scroll", "--curve", "bouncy"], ["bounce", "--size", "12x"],
-                          ["bounce", "--frames", "5", "--seconds", "1"], ["fly"]] {
+                          ["bounce", "--frames", "5", "--seconds", "1"], ["fly"], ["bounce", "--mode", "12x"],
+                          ["bounce", "--mode", "640x480@0"]] {
             let run = try DemoProcess.run(arguments, weston: nil)
             #expect(run.status == 2, "\(arguments): status \(run.status)")
             #expect(run.stderr.contains("Error:") || run.stderr.contains("error"), "\(arguments): \(run.stderr)")

@@ -1,5 +1,6 @@
 import DisplayLinkCore
 import Testing
+import DisplayLinkWaylandTesting
 import WaylandBackend
 
 /// Behaviour under a real weston, asserted so that it holds at any machine speed: no rates, no

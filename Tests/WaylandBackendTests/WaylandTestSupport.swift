@@ -1,6 +1,7 @@
 import DisplayLinkCore
 import EGLGraphics
 import GLESRenderer
+import DisplayLinkWaylandTesting
 import WaylandBackend
 
 /// Waits on the main actor (letting the main queue run the Wayland loop) until `condition` holds

@@ -5,7 +5,7 @@
 //
 //   PacingBenchmark --demo PATH [--seconds S] [--size 250] [--scene quad|bounce] [--views N]
 import Foundation
-import WaylandBackend
+import DisplayLinkWaylandTesting
 
 func complain(_ message: String) {
     FileHandle.standardError.write(Data(message.utf8))

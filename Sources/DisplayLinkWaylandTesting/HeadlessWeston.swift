@@ -1,7 +1,13 @@
 import Glibc
+import Synchronization
 
 /// A private weston on its headless backend, for tests, benchmarks and `--headless` demo runs:
 /// its own runtime directory and socket, no user configuration, stopped by ``stop()`` or deinit.
+///
+/// When the process is ended by SIGINT or SIGTERM, nothing runs ``stop()``: opt in to
+/// ``stopOnTerminationSignals()`` (a program without signal handling of its own), or stop the
+/// compositor from your own handler (with `DisplaySurface`, `surface.addCloseHandler { weston.stop() }`
+/// and `DisplaySurface.installSignalHandlers()`).
 public final class HeadlessWeston {
     public enum LaunchError: Error, CustomStringConvertible {
         case notInstalled
@@ -62,11 +68,13 @@ public final class HeadlessWeston {
         }
         guard status == 0 else { throw LaunchError.spawnFailed(status) }
         pid = spawnedPID
+        HeadlessWeston.running.add(spawnedPID)
 
         // Wait for the socket (10 s at most: weston starts in well under a second).
         for _ in 0..<1000 {
             var exitStatus: Int32 = 0
             if waitpid(pid, &exitStatus, WNOHANG) == pid {
+                HeadlessWeston.running.remove(pid)
                 pid = 0
                 throw LaunchError.exitedEarly(status: exitStatus, log: readLog())
             }
@@ -87,6 +95,7 @@ public final class HeadlessWeston {
         guard pid > 0 else { return false }
         var exitStatus: Int32 = 0
         if waitpid(pid, &exitStatus, WNOHANG) == pid {
+            HeadlessWeston.running.remove(pid)
             pid = 0
             return false
         }
@@ -99,6 +108,7 @@ public final class HeadlessWeston {
         Glibc.kill(pid, SIGKILL)
         var exitStatus: Int32 = 0
         waitpid(pid, &exitStatus, 0)
+        HeadlessWeston.running.remove(pid)
         pid = 0
     }
 
@@ -116,6 +126,7 @@ public final class HeadlessWeston {
                 Glibc.kill(pid, SIGKILL)
                 waitpid(pid, &exitStatus, 0)
             }
+            HeadlessWeston.running.remove(pid)
             pid = 0
         }
         removeDirectory()
@@ -155,5 +166,70 @@ public final class HeadlessWeston {
         pointers.append(nil)
         defer { for p in pointers { free(p) } }
         return body(pointers)
+    }
+
+    // MARK: Stopping on termination signals
+
+    /// Makes SIGINT and SIGTERM stop every running private weston of this process (SIGTERM to
+    /// each) before the process ends with the signal's default action. Idempotent. For programs
+    /// without signal handling of their own: it replaces the signals' dispositions (a program that
+    /// handles them itself, e.g. with `DisplaySurface.installSignalHandlers()`, should stop the
+    /// compositor from there instead). The runtime directory is left behind in that case.
+    public static func stopOnTerminationSignals() {
+        running.prepareForSignals()
+        signal(SIGINT, HeadlessWeston.terminationHandler)
+        signal(SIGTERM, HeadlessWeston.terminationHandler)
+    }
+
+    private static let terminationHandler: @convention(c) (Int32) -> Void = { signalNumber in
+        // Async-signal-safe: reads a fixed table, kill(2), signal(2), raise(3).
+        HeadlessWeston.running.signalAll()
+        signal(signalNumber, SIG_DFL)
+        raise(signalNumber)
+    }
+
+    /// The pids of running private westons, in a fixed table a signal handler can read without
+    /// allocating or locking.
+    static let running = RunningCompositors()
+}
+
+/// Unchecked: the table is written under `lock` and read without it only by the signal handler.
+final class RunningCompositors: @unchecked Sendable {
+    static let capacity = 64
+    private let slots: UnsafeMutablePointer<pid_t>
+    private let lock = Mutex<Void>(())
+
+    init() {
+        // Never freed: a signal handler may read it until the process ends.
+        let slots = UnsafeMutablePointer<pid_t>.allocate(capacity: RunningCompositors.capacity)
+        slots.initialize(repeating: 0, count: RunningCompositors.capacity)
+        self.slots = slots
+    }
+
+    func add(_ pid: pid_t) {
+        lock.withLock { _ in
+            for i in 0..<RunningCompositors.capacity where slots[i] == 0 {
+                slots[i] = pid
+                return
+            }
+        }
+    }
+
+    func remove(_ pid: pid_t) {
+        guard pid > 0 else { return }
+        lock.withLock { _ in
+            for i in 0..<RunningCompositors.capacity where slots[i] == pid { slots[i] = 0 }
+        }
+    }
+
+    /// Touches the table so its lazy initialisation never happens inside a signal handler.
+    func prepareForSignals() {
+        _ = slots
+    }
+
+    func signalAll() {
+        for i in 0..<RunningCompositors.capacity where slots[i] > 0 {
+            Glibc.kill(slots[i], SIGTERM)
+        }
     }
 }

@@ -1,0 +1,330 @@
+import Dispatch
+import DisplayLinkCore
+import DRMBackend
+import EGLGraphics
+import Glibc
+import PNGImage
+import WaylandBackend
+
+/// A place to draw that a display link follows: an xdg toplevel on a Wayland compositor, or a
+/// DRM/KMS output on a console. The same calls on both:
+///
+/// ```swift
+/// let surface = try DisplaySurface(options: .init(title: "Demo", width: 640, height: 480))
+/// try surface.beginFrame()                      // context current: build GL objects
+/// let renderer = try makeRenderer(glesMajorVersion: surface.glesMajorVersion)
+/// try surface.prepare { renderer.drawFrame() }  // warm-up, never shown; leaves the context released
+/// let link = DisplayLink(source: surface, target: model) { model, link in
+///     try? surface.beginFrame()
+///     model.draw(at: link.targetTimestamp)
+///     try? surface.present()
+/// }
+/// DisplaySurface.installSignalHandlers()        // optional: SIGINT/SIGTERM restore the display
+/// dispatchMain()
+/// ```
+///
+/// - The surface is the links' ``FrameSource``: Wayland frame callbacks with presentation
+///   feedback, or page-flip events with the vblank's time.
+/// - Threads: on Linux `dispatchMain()` serves the main queue from pool threads, and a GL context
+///   is current per thread. ``beginFrame()`` binds the context to the calling thread and
+///   ``present(damage:)`` releases it, so a frame may run on any thread; a context bound outside
+///   a frame (setting up) must be released before the main queue moves on: ``prepare(draw:)``
+///   and ``releaseContext()`` do that.
+/// - ``close()`` (also on deinit, and on SIGINT/SIGTERM after ``installSignalHandlers(then:)``)
+///   tears down in order: the terminal's keys, the frame source, EGL (surface, then context),
+///   then the window and connection, or the CRTC restored and master dropped before the GBM
+///   objects and the device; then the handlers added with ``addCloseHandler(_:)`` (e.g. stopping
+///   a private compositor).
+@MainActor
+public final class DisplaySurface: FrameSource {
+    /// The backend this surface is open on.
+    public let backend: Backend
+    public let options: Options
+    public let dispatcher: RefreshDispatcher
+    /// The size of the drawing surface in pixels (Wayland: as the compositor configured it).
+    public private(set) var width: Int32
+    public private(set) var height: Int32
+    /// The GLES version of the context (3 when available, else 2).
+    public let glesMajorVersion: Int32
+    /// The first failure reported through ``onError``; nothing is presented after it.
+    public private(set) var error: DisplaySurfaceError?
+    public private(set) var isClosed = false
+
+    /// Called on the main actor with each key press (XKB keysyms on both backends).
+    public var onKey: ((KeyEvent) -> Void)?
+    /// Called once, on the main actor, when the display fails while running (the compositor went
+    /// away, a flip failed). The links are invalidated.
+    public var onError: ((DisplaySurfaceError) -> Void)?
+    /// Called when the user asked to close the window (Wayland). Nothing is closed by itself.
+    public var onCloseRequest: (() -> Void)?
+    /// Called after the compositor configured a new size (already in ``width``/``height``; the
+    /// buffers take it at the next present).
+    public var onResize: ((Int32, Int32) -> Void)?
+
+    // Wayland parts (released in order by close()).
+    var connection: WaylandConnection?
+    var window: WaylandWindow?
+    var eglWindow: WaylandEGLWindow?
+    var waylandSource: WaylandFrameSource?
+    // DRM/KMS parts.
+    var display: DRMDisplay?
+    private var consoleKeyboard: ConsoleKeyboard?
+    private var keyDecoder = ConsoleKeyDecoder()
+    private var keyFlushPending = false
+
+    private var closeHandlers: [@MainActor () -> Void] = []
+    var environmentAtClose: [EnvironmentEntry]?
+
+    // MARK: Opening
+
+    /// Opens a surface as `options` say: the backend chosen, or with `.auto` Wayland when a
+    /// compositor is reachable, else DRM/KMS (the error then lists both attempts).
+    public init(options: Options = Options()) throws(DisplaySurfaceError) {
+        self.options = options
+        var wayland: (WaylandConnection, WaylandWindow, WaylandEGLWindow, WaylandFrameSource)?
+        var drm: DRMDisplay?
+        switch options.backend {
+        case .wayland:
+            wayland = try DisplaySurface.openWayland(options)
+        case .drm:
+            drm = try DisplaySurface.openDRM(options)
+        case .auto:
+            var attempts: [DisplaySurfaceError.Attempt] = []
+            do { wayland = try DisplaySurface.openWayland(options) } catch {
+                attempts.append(.init(backend: .wayland, error: error))
+            }
+            if wayland == nil {
+                do { drm = try DisplaySurface.openDRM(options) } catch {
+                    attempts.append(.init(backend: .drm, error: error))
+                    throw .noDisplay(tried: attempts)
+                }
+            }
+        }
+        if let (connection, window, egl, source) = wayland {
+            backend = .wayland
+            dispatcher = source.dispatcher
+            width = egl.width
+            height = egl.height
+            glesMajorVersion = egl.context.glesMajorVersion
+            self.connection = connection
+            self.window = window
+            self.eglWindow = egl
+            self.waylandSource = source
+            attachWayland()
+        } else if let drm {
+            backend = .drm
+            dispatcher = drm.dispatcher
+            width = drm.width
+            height = drm.height
+            glesMajorVersion = drm.context.glesMajorVersion
+            display = drm
+            attachDRM()
+        } else {
+            throw .noDisplay(tried: [])  // not reached
+        }
+        DisplaySurface.openSurfaces.append(WeakSurface(self))
+    }
+
+    isolated deinit {
+        close()
+    }
+
+    private static func openWayland(_ options: Options) throws(DisplaySurfaceError)
+        -> (WaylandConnection, WaylandWindow, WaylandEGLWindow, WaylandFrameSource) {
+        do {
+            let connection = try WaylandConnection(socket: options.waylandSocket)
+            let window = try WaylandWindow(connection: connection, title: options.title, appID: options.appID,
+                                           width: max(1, options.width), height: max(1, options.height))
+            let egl = try WaylandEGLWindow(window: window)
+            let source = WaylandFrameSource(window: window)
+            egl.frameSource = source  // a swap is the frame's commit
+            return (connection, window, egl, source)
+        } catch {
+            throw .wayland(error)
+        }
+    }
+
+    private static func openDRM(_ options: Options) throws(DisplaySurfaceError) -> DRMDisplay {
+        let mode = try options.mode?.drmRequest()
+        do {
+            return try DRMDisplay(options: DRMDisplay.Options(devicePath: options.devicePath, mode: mode))
+        } catch {
+            throw .drm(error)
+        }
+    }
+
+    private func attachWayland() {
+        guard let connection, let window, let eglWindow else { return }
+        window.onClose = { [weak self] in self?.onCloseRequest?() }
+        window.onResize = { [weak self] w, h in
+            guard let self, !self.isClosed else { return }
+            eglWindow.resize(width: w, height: h)
+            self.width = eglWindow.width
+            self.height = eglWindow.height
+            self.onResize?(self.width, self.height)
+        }
+        connection.onError = { [weak self] error in self?.fail(.wayland(error)) }
+        connection.keyboard?.onKeyPress = { [weak self] sym in
+            self?.onKey?(KeyEvent(symbol: KeySymbol(rawValue: sym)))
+        }
+    }
+
+    private func attachDRM() {
+        guard let display else { return }
+        display.onError = { [weak self] error in self?.fail(.drm(error)) }
+        guard options.readsConsoleKeys else { return }
+        consoleKeyboard = ConsoleKeyboard()
+        consoleKeyboard?.onKey = { [weak self] byte in self?.consoleByte(byte) }
+    }
+
+    private func consoleByte(_ byte: UInt8) {
+        keyDecoder.feed(byte) { symbol in onKey?(KeyEvent(symbol: symbol)) }
+        // The keyboard hands over one read's bytes in a row: once they are all in, a lone
+        // Escape is the Escape key (not the start of a cursor key's sequence).
+        guard !keyDecoder.isIdle, !keyFlushPending else { return }
+        keyFlushPending = true
+        DispatchQueue.main.async { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self else { return }
+                self.keyFlushPending = false
+                self.keyDecoder.finish { symbol in self.onKey?(KeyEvent(symbol: symbol)) }
+            }
+        }
+    }
+
+    private func fail(_ failure: DisplaySurfaceError) {
+        guard error == nil else { return }
+        error = failure
+        onError?(failure)
+    }
+
+    // MARK: Drawing
+
+    /// Makes the GLES context current on the calling thread, on this surface, for drawing a frame.
+    public func beginFrame() throws(DisplaySurfaceError) {
+        try checkOpen()
+        do {
+            if let eglWindow { try eglWindow.beginFrame() } else if let display { try display.beginFrame() }
+        } catch {
+            throw .graphics(DisplaySurface.explain(error))
+        }
+    }
+
+    /// Presents what was drawn since ``beginFrame()`` and releases the context from this thread.
+    /// `damage` (pixels, top-left origin) is the changed region when the compositor can use it
+    /// (nil: everything); DRM/KMS always flips the whole frame.
+    public func present(damage: PixelRect? = nil) throws(DisplaySurfaceError) {
+        try checkOpen()
+        if let eglWindow {
+            do { try eglWindow.swapBuffers(damage: damage) } catch { throw .graphics(DisplaySurface.explain(error)) }
+        } else if let display {
+            do { try display.present() } catch { throw .drm(error) }
+        }
+    }
+
+    /// Releases the context from the calling thread (after binding it outside a frame, before
+    /// `dispatchMain()` hands the main queue to other threads). Harmless when not bound.
+    public func releaseContext() {
+        if let eglWindow { eglWindow.releaseCurrent() } else if let display { display.releaseCurrent() }
+    }
+
+    /// Warm-up before the first frame, never shown: `draw` draws one frame (the context is
+    /// current; do not present). The driver builds its shader variants now, not in the first
+    /// frames (llvmpipe compiles them with LLVM: seconds under emulation). On DRM/KMS each
+    /// buffer of the scan-out chain is drawn once and registered for scan-out too. Returns with
+    /// the context released, ready for `dispatchMain()`.
+    public func prepare(draw: () -> Void) throws(DisplaySurfaceError) {
+        try checkOpen()
+        defer { releaseContext() }
+        if let display {
+            do { try display.prepareBuffers(draw: draw) } catch { throw .drm(error) }
+        } else {
+            try beginFrame()
+            // Two frames: llvmpipe builds more variants for a frame that follows another
+            // (measured under emulation: 2.3 s, 0.5 s, then 65 ms).
+            draw()
+            draw()
+        }
+    }
+
+    /// The frame drawn so far (between ``beginFrame()`` and ``present(damage:)``), as RGBA rows
+    /// from the top, `width*4` bytes each.
+    public func readPixels() throws(DisplaySurfaceError) -> [UInt8] {
+        try checkOpen()
+        let surface = eglWindow?.surface ?? display?.surface
+        guard let pixels = surface?.readPixels(width: width, height: height) else {
+            throw .screenshot("cannot read the frame's pixels (glReadPixels is not available through EGL)")
+        }
+        return pixels
+    }
+
+    /// Writes the frame drawn so far (see ``readPixels()``) to a PNG file.
+    public func screenshot(to path: String) throws(DisplaySurfaceError) {
+        let pixels = try readPixels()
+        do {
+            try PNGImage.write(path: path, width: Int(width), height: Int(height), rgba: pixels)
+        } catch {
+            throw .screenshot(error.description)
+        }
+    }
+
+    private func checkOpen() throws(DisplaySurfaceError) {
+        if isClosed { throw .closed }
+        if let error { throw error }
+    }
+
+    private static func explain(_ error: EGLError) -> String {
+        guard error.code == 0x3002 /* EGL_BAD_ACCESS */ else { return error.description }
+        return error.description + " The context is still current on another thread: call "
+            + "DisplaySurface.releaseContext() (or prepare(draw:)) on the thread that bound it before dispatchMain()."
+    }
+
+    // MARK: Closing
+
+    /// Runs `handler` at the end of ``close()``, after the display is released (e.g. stopping a
+    /// private compositor the surface was connected to). Runs at once if already closed.
+    public func addCloseHandler(_ handler: @escaping @MainActor () -> Void) {
+        if isClosed { handler() } else { closeHandlers.append(handler) }
+    }
+
+    /// Tears the surface down in order and invalidates its links. Idempotent.
+    public func close() {
+        guard !isClosed else { return }
+        environmentAtClose = environment
+        isClosed = true
+        dispatcher.invalidateAll()
+        // Keys first: the terminal goes back to how it was.
+        consoleKeyboard?.onKey = nil
+        consoleKeyboard?.restore()
+        consoleKeyboard = nil
+        connection?.keyboard?.onKeyPress = nil
+        connection?.onError = nil
+        window?.onClose = nil
+        window?.onResize = nil
+        // Wayland: the frame source's requests, the EGL surface and then the wl_egl_window (and the
+        // context with its EGL display), the toplevel, and last the connection.
+        waylandSource = nil
+        eglWindow = nil
+        window?.destroy()
+        window = nil
+        connection = nil
+        // DRM/KMS: the previous CRTC restored and master dropped, then (as the display object
+        // goes) EGL, and after it the GBM objects and the device's descriptor.
+        if let display {
+            display.onError = nil
+            display.shutDown()
+            self.display = nil
+        }
+        DisplaySurface.openSurfaces.removeAll { $0.surface == nil || $0.surface === self }
+        let handlers = closeHandlers
+        closeHandlers.removeAll()
+        for handler in handlers { handler() }
+    }
+}
+
+/// A weak reference to an open surface (for signal handling).
+@MainActor
+struct WeakSurface {
+    weak var surface: DisplaySurface?
+    init(_ surface: DisplaySurface) { self.surface = surface }
+}

@@ -1,0 +1,88 @@
+import DRMBackend
+
+extension DisplaySurface {
+    /// The backend a surface is open on.
+    public enum Backend: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// An xdg toplevel window on a Wayland compositor.
+        case wayland
+        /// A DRM/KMS output (a console without a compositor).
+        case drm
+
+        public var description: String { self == .wayland ? "Wayland" : "DRM/KMS" }
+    }
+
+    /// Which backend to open.
+    public enum BackendChoice: String, Sendable, Hashable, CaseIterable {
+        /// Wayland when a compositor is reachable, else DRM/KMS.
+        case auto
+        case wayland
+        case drm
+    }
+
+    /// A DRM/KMS mode: a size, and optionally an exact refresh rate (a listed mode of that size
+    /// is retimed to it when the connector does not list one).
+    public struct ModeRequest: Sendable, Hashable, CustomStringConvertible {
+        public var width: Int
+        public var height: Int
+        /// Hz; nil: the preferred (or first) mode of that size.
+        public var refreshRate: Int?
+
+        public init(width: Int, height: Int, refreshRate: Int? = nil) {
+            self.width = width
+            self.height = height
+            self.refreshRate = refreshRate
+        }
+
+        /// Parses `WxH` or `WxH@Hz` (e.g. `640x480`, `640x480@144`).
+        public init(parsing text: String) throws(DisplaySurfaceError) {
+            let request: DRMBackend.ModeRequest
+            do { request = try DRMBackend.ModeRequest(parsing: text) } catch { throw .drm(error) }
+            self.init(width: request.width, height: request.height, refreshRate: request.hz)
+        }
+
+        public var description: String { "\(width)x\(height)" + (refreshRate.map { "@\($0)" } ?? "") }
+
+        func drmRequest() throws(DisplaySurfaceError) -> DRMBackend.ModeRequest {
+            do { return try DRMBackend.ModeRequest(parsing: description) } catch { throw .drm(error) }
+        }
+    }
+
+    /// How to open a surface.
+    public struct Options: Sendable {
+        /// The window title (Wayland).
+        public var title: String
+        /// The application id (Wayland: compositors group windows and pick icons by it).
+        public var appID: String
+        /// The window size asked for (Wayland; the compositor may configure another). On DRM/KMS
+        /// the size is the mode's (see ``mode``).
+        public var width: Int32
+        public var height: Int32
+        /// Which backend to open; `.auto` tries Wayland, then DRM/KMS.
+        public var backend: BackendChoice
+        /// The DRM device, e.g. `/dev/dri/card0` (nil: the first card with a connected display).
+        public var devicePath: String?
+        /// The DRM/KMS mode (nil: the connector's preferred mode).
+        public var mode: ModeRequest?
+        /// The Wayland socket: a name in `XDG_RUNTIME_DIR` or an absolute path (nil:
+        /// `WAYLAND_DISPLAY`, else `wayland-0`).
+        public var waylandSocket: String?
+        /// On DRM/KMS, read keys from the controlling terminal (put in raw mode while the surface
+        /// is open) and report them through ``DisplaySurface/onKey``.
+        public var readsConsoleKeys: Bool
+
+        public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
+                    width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,
+                    devicePath: String? = nil, mode: ModeRequest? = nil, waylandSocket: String? = nil,
+                    readsConsoleKeys: Bool = true) {
+            self.title = title
+            self.appID = appID
+            self.width = width
+            self.height = height
+            self.backend = backend
+            self.devicePath = devicePath
+            self.mode = mode
+            self.waylandSocket = waylandSocket
+            self.readsConsoleKeys = readsConsoleKeys
+        }
+    }
+}

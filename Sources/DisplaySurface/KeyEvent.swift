@@ -1,0 +1,120 @@
+/// An XKB keysym (xkbcommon's `xkb_keysym_t` values, `XKB_KEY_*`), the same on every backend:
+/// from the compositor's keymap on Wayland, from the terminal's bytes on DRM/KMS.
+public struct KeySymbol: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// The keysym of a printable ASCII character (Latin-1 keysyms equal their code points).
+    public init?(ascii: Unicode.Scalar) {
+        guard (0x20...0x7e).contains(ascii.value) else { return nil }
+        rawValue = ascii.value
+    }
+
+    public static let space = KeySymbol(rawValue: 0x0020)        // XKB_KEY_space
+    public static let q = KeySymbol(rawValue: 0x0071)            // XKB_KEY_q
+    public static let returnKey = KeySymbol(rawValue: 0xff0d)    // XKB_KEY_Return
+    public static let keypadEnter = KeySymbol(rawValue: 0xff8d)  // XKB_KEY_KP_Enter
+    public static let escape = KeySymbol(rawValue: 0xff1b)       // XKB_KEY_Escape
+    public static let tab = KeySymbol(rawValue: 0xff09)          // XKB_KEY_Tab
+    public static let backspace = KeySymbol(rawValue: 0xff08)    // XKB_KEY_BackSpace
+    public static let delete = KeySymbol(rawValue: 0xffff)       // XKB_KEY_Delete
+    public static let home = KeySymbol(rawValue: 0xff50)         // XKB_KEY_Home
+    public static let left = KeySymbol(rawValue: 0xff51)         // XKB_KEY_Left
+    public static let up = KeySymbol(rawValue: 0xff52)           // XKB_KEY_Up
+    public static let right = KeySymbol(rawValue: 0xff53)        // XKB_KEY_Right
+    public static let down = KeySymbol(rawValue: 0xff54)         // XKB_KEY_Down
+    public static let pageUp = KeySymbol(rawValue: 0xff55)       // XKB_KEY_Prior
+    public static let pageDown = KeySymbol(rawValue: 0xff56)     // XKB_KEY_Next
+    public static let end = KeySymbol(rawValue: 0xff57)          // XKB_KEY_End
+
+    public var description: String {
+        if (0x21...0x7e).contains(rawValue), let scalar = Unicode.Scalar(rawValue) { return String(Character(scalar)) }
+        return "keysym 0x" + String(rawValue, radix: 16)
+    }
+}
+
+/// A key press on the surface.
+public struct KeyEvent: Sendable, Hashable {
+    public var symbol: KeySymbol
+    public init(symbol: KeySymbol) { self.symbol = symbol }
+}
+
+/// Turns a terminal's bytes into keysyms: printable ASCII as itself, Enter, Tab, Backspace, a
+/// lone Escape, and the cursor and editing keys' escape sequences (`ESC [ A`, `ESC O A`,
+/// `ESC [ 5 ~`, …). Unknown sequences are dropped. A lone Escape is only known to be one when
+/// the bytes read with it end: call ``finish(_:)`` after each read.
+struct ConsoleKeyDecoder {
+    private enum State { case ground, escape, sequence(parameter: UInt32) }
+    private var state = State.ground
+
+    /// Feeds one byte; `emit` is called with each key completed.
+    mutating func feed(_ byte: UInt8, _ emit: (KeySymbol) -> Void) {
+        switch state {
+        case .ground:
+            ground(byte, emit)
+        case .escape:
+            if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "O") {
+                state = .sequence(parameter: 0)
+            } else {
+                state = .ground
+                emit(.escape)  // Escape, then a key of its own (Alt+key arrives this way)
+                ground(byte, emit)
+            }
+        case .sequence(let parameter):
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                state = .sequence(parameter: min(parameter &* 10 &+ UInt32(byte - UInt8(ascii: "0")), 1000))
+            case UInt8(ascii: ";"):
+                state = .sequence(parameter: parameter)  // modifiers: ignored
+            case 0x40...0x7e:
+                state = .ground
+                if let key = ConsoleKeyDecoder.final(byte, parameter: parameter) { emit(key) }
+            default:
+                state = .ground  // not a sequence we know: dropped
+            }
+        }
+    }
+
+    /// The bytes of one read have ended: a pending Escape was the Escape key.
+    mutating func finish(_ emit: (KeySymbol) -> Void) {
+        if case .escape = state { emit(.escape) }
+        state = .ground
+    }
+
+    var isIdle: Bool {
+        if case .ground = state { return true }
+        return false
+    }
+
+    private mutating func ground(_ byte: UInt8, _ emit: (KeySymbol) -> Void) {
+        switch byte {
+        case 0x1b: state = .escape
+        case 0x0d, 0x0a: emit(.returnKey)
+        case 0x09: emit(.tab)
+        case 0x08, 0x7f: emit(.backspace)
+        case 0x20...0x7e: emit(KeySymbol(rawValue: UInt32(byte)))
+        default: break  // other control bytes and non-ASCII: no key
+        }
+    }
+
+    private static func final(_ byte: UInt8, parameter: UInt32) -> KeySymbol? {
+        switch byte {
+        case UInt8(ascii: "A"): .up
+        case UInt8(ascii: "B"): .down
+        case UInt8(ascii: "C"): .right
+        case UInt8(ascii: "D"): .left
+        case UInt8(ascii: "H"): .home
+        case UInt8(ascii: "F"): .end
+        case UInt8(ascii: "~"):
+            switch parameter {
+            case 1, 7: .home
+            case 3: .delete
+            case 4, 8: .end
+            case 5: .pageUp
+            case 6: .pageDown
+            default: nil
+            }
+        default: nil
+        }
+    }
+}

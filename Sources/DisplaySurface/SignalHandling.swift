@@ -1,0 +1,46 @@
+import Dispatch
+import Glibc
+
+extension DisplaySurface {
+    /// Surfaces open in this process, oldest first.
+    static var openSurfaces: [WeakSurface] = []
+    private static var signalSources: [DispatchSourceSignal] = []
+    private static var afterSignal: (@MainActor (Int32) -> Void)?
+
+    /// Opt-in: SIGINT and SIGTERM close every open surface, newest first (each restores its
+    /// display: the CRTC put back and DRM master dropped, the window and connection closed, then
+    /// its close handlers, e.g. a private compositor stopped), then call `handler` with the signal
+    /// number, or without one end the process with status 128 + the signal.
+    ///
+    /// The signals are handled on the main queue (ignored by the process, read by Dispatch), so a
+    /// signal that arrives while surfaces are still opening is handled once the main queue runs.
+    /// Call it early, before opening surfaces. Calling it again replaces the handler.
+    public static func installSignalHandlers(then handler: (@MainActor (Int32) -> Void)? = nil) {
+        afterSignal = handler
+        guard signalSources.isEmpty else { return }
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+            source.setEventHandler {
+                MainActor.assumeIsolated { DisplaySurface.terminate(signal: signalNumber) }
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    /// Closes every open surface, newest first.
+    public static func closeAll() {
+        for entry in openSurfaces.reversed() { entry.surface?.close() }
+        openSurfaces.removeAll()
+    }
+
+    private static func terminate(signal signalNumber: Int32) {
+        closeAll()
+        if let afterSignal {
+            afterSignal(signalNumber)
+        } else {
+            exit(128 + signalNumber)
+        }
+    }
+}
