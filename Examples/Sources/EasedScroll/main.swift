@@ -103,6 +103,7 @@ func option(_ name: String, default value: Double) -> Double {
     guard let i = CommandLine.arguments.firstIndex(of: name), i + 1 < CommandLine.arguments.count else { return value }
     return Double(CommandLine.arguments[i + 1]) ?? value
 }
+DisplaySurface.installSignalHandlers()  // Ctrl-C, SIGTERM: close the surface (KMS: the console's mode back)
 do {
     let app = try App(frames: max(1, Int(option("--frames", default: 150))), duration: option("--duration", default: 1.5))
     withExtendedLifetime(app) { dispatchMain() }

@@ -114,6 +114,7 @@ var frameLimit = 60
 if let i = CommandLine.arguments.firstIndex(of: "--frames"), i + 1 < CommandLine.arguments.count {
     frameLimit = max(3, Int(CommandLine.arguments[i + 1]) ?? frameLimit)
 }
+DisplaySurface.installSignalHandlers()  // Ctrl-C, SIGTERM: close the surface (KMS: the console's mode back)
 do {
     let app = try App(frames: frameLimit)
     withExtendedLifetime(app) { dispatchMain() }

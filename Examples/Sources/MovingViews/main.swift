@@ -107,6 +107,7 @@ var frameLimit = 300
 if let i = CommandLine.arguments.firstIndex(of: "--frames"), i + 1 < CommandLine.arguments.count {
     frameLimit = max(1, Int(CommandLine.arguments[i + 1]) ?? frameLimit)
 }
+DisplaySurface.installSignalHandlers()  // Ctrl-C, SIGTERM: close the surface (KMS: the console's mode back)
 do {
     let app = try App(frames: frameLimit)
     withExtendedLifetime(app) { dispatchMain() }
