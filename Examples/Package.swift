@@ -7,10 +7,9 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 let displayLink: [Target.Dependency] = [
-    .product(name: "DisplaySurface", package: "DisplayLink"),
-    .product(name: "DisplayLinkCore", package: "DisplayLink"),
-    .product(name: "GLESRenderer", package: "DisplayLink"),
-    .product(name: "Motion", package: "DisplayLink"),
+    .product(name: "DisplaySurface", package: "DisplayLink"),  // a Wayland window or a KMS output
+    .product(name: "DisplayLinkCore", package: "DisplayLink"),  // DisplayLink, DisplayFrame, …
+    .product(name: "GLESRenderer", package: "DisplayLink"),     // rounded rectangles and text
 ]
 
 let package = Package(
@@ -20,7 +19,11 @@ let package = Package(
         // Seed 000: ~60 views moved by velocity and acceleration times delta time, recycled.
         .executableTarget(name: "MovingViews", dependencies: displayLink, swiftSettings: strict),
         // Seed 004: 1000 rows scrolled to the end with smoothstep on targetTimestamp.
-        .executableTarget(name: "EasedScroll", dependencies: displayLink, swiftSettings: strict),
+        .executableTarget(
+            name: "EasedScroll",
+            dependencies: displayLink + [.product(name: "Motion", package: "DisplayLink")],  // EasedScroll, ListLayout
+            swiftSettings: strict
+        ),
         // Seed 002: a PWDisplayLinker-style wrapper; zero delta on start and after a resume.
         .executableTarget(name: "Linker", dependencies: displayLink, swiftSettings: strict),
     ],

@@ -21,8 +21,9 @@ final class App: ListDataSource {
     var scroll = EasedScroll()
     var link: DisplayLink?
     let frameLimit: Int
-    var frames = 0, endedAt: Int?, previousFraction = -1.0, wentBack = 0, firstRows = 0..<0, lastRows = 0..<0, mismatches = 0, offset = 0.0
-    var drawn = [Bool](repeating: false, count: 1000)
+    var offset = 0.0, previousFraction = -1.0
+    var frames = 0, endedAt: Int?, wentBack = 0, mismatches = 0
+    var firstRows = 0..<0, lastRows = 0..<0, drawn = [Bool](repeating: false, count: 1000)
 
     init(frames: Int, duration: Double) throws {
         frameLimit = frames
@@ -42,7 +43,8 @@ final class App: ListDataSource {
     func prepareRow(_ row: Int) {
         if marking { drawn[row] = true }
         let top = Float(layout.rowTop(row, at: offset))
-        renderer.addRect(rowsLayer, Rect(x: 8, y: top + 23, width: 304, height: 1), color: RGBA(0.3, 0.3, 0.35))  // a separator
+        // A 320-point column, rows as text and a separator: little to fill (llvmpipe pays per pixel).
+        renderer.addRect(rowsLayer, Rect(x: 8, y: top + 23, width: 304, height: 1), color: RGBA(0.3, 0.3, 0.35))
         renderer.addText(rowsLayer, Array("Row \(row)".utf8), x: 12, baseline: top + 17, face: 0, color: RGBA(0.9, 0.9, 0.9))
     }
 
