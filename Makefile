@@ -7,7 +7,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all deps build test test-sanitizers demo bench bench-pacing bench-drm clean
+.PHONY: all deps build test test-examples test-sanitizers demo bench bench-pacing bench-drm clean
 
 all: build
 
@@ -24,6 +24,22 @@ test: deps
 	@echo "DRM/KMS suite on a real kernel with vkms (qemu):"
 	Scripts/vkms-vm run --timeout 900 -- .build/debug/DisplayLinkPackageTests.xctest \
 	  --testing-library swift-testing --filter DRMBackendTests
+	@$(MAKE) --no-print-directory test-examples
+
+# The programs in Examples/ (a separate package on the public products only; its .build compiles
+# the library once more), each the same binary on a private headless weston (Scripts/with-weston
+# stops it afterwards, also on failure) and then in the vkms VM (DisplaySurface's .auto finds no
+# compositor there and opens the KMS output). Each must exit 0: its own check passed, as its
+# summary line says; no rate or timing is asserted. EasedScroll runs long enough to reach the end
+# at 60 Hz.
+EXAMPLE_RUNS := "MovingViews --frames 60" "EasedScroll --frames 120" "Linker --frames 60"
+test-examples: deps
+	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
+	@echo "Examples on a private headless weston:"
+	@for run in $(EXAMPLE_RUNS); do Scripts/with-weston -- Examples/.build/debug/$$run || exit 1; done
+	@echo "Examples on vkms (qemu):"
+	Scripts/vkms-vm run --timeout 600 -- sh -c \
+	  'for run in $(EXAMPLE_RUNS); do Examples/.build/debug/$$run || exit 1; done'
 
 # API documentation: the DocC catalog of DisplayLinkCore (swift-docc-plugin), warnings as errors.
 # Output: .build/plugins/Swift-DocC/outputs/DisplayLinkCore.doccarchive; a static website with
@@ -119,4 +135,4 @@ bench-drm: deps
 	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/scroll$(BENCH_DRM_TAG).json
 
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build Benchmarks/.build Examples/.build

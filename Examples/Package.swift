@@ -1,0 +1,31 @@
+// swift-tools-version: 6.2
+// Three short programs that use DisplayLink the way an application would: public products only,
+// one binary for any display (a Wayland window when a compositor is reachable, else a DRM/KMS
+// output). Build and run from the repository root:
+//   swift build --package-path Examples && Examples/.build/debug/MovingViews --frames 300
+import PackageDescription
+
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+let displayLink: [Target.Dependency] = [
+    .product(name: "DisplaySurface", package: "DisplayLink"),  // a Wayland window or a KMS output
+    .product(name: "DisplayLinkCore", package: "DisplayLink"),  // DisplayLink, DisplayFrame, …
+    .product(name: "GLESRenderer", package: "DisplayLink"),     // rounded rectangles and text
+]
+
+let package = Package(
+    name: "DisplayLinkExamples",
+    dependencies: [.package(name: "DisplayLink", path: "..")],
+    targets: [
+        // Seed 000: ~60 views moved by velocity and acceleration times delta time, recycled.
+        .executableTarget(name: "MovingViews", dependencies: displayLink, swiftSettings: strict),
+        // Seed 004: 1000 rows scrolled to the end with smoothstep on targetTimestamp.
+        .executableTarget(
+            name: "EasedScroll",
+            dependencies: displayLink + [.product(name: "Motion", package: "DisplayLink")],  // EasedScroll, ListLayout
+            swiftSettings: strict
+        ),
+        // Seed 002: a PWDisplayLinker-style wrapper; zero delta on start and after a resume.
+        .executableTarget(name: "Linker", dependencies: displayLink, swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)
