@@ -5,6 +5,7 @@ import DisplaySurface
 import EGLGraphics
 import GLESRenderer
 import Glibc
+import Logging
 import PNGImage
 import Scenes
 
@@ -99,6 +100,15 @@ final class DemoRunner {
 
     /// Chooses the backend, builds the scene and runs until done. Never returns.
     static func launch(options: RunOptions, makeScene: SceneFactory) -> Never {
+        // The library's log, only when asked for (before any logger exists): its decisions are at
+        // debug, so without this nothing is printed (swift-log's default handler prints info and up).
+        if let level = options.logLevel.flatMap(Logger.Level.init(rawValue:)) {
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        }
         // SIGINT/SIGTERM quit cleanly from the very start, even while the surface is still
         // opening (handled once the main queue runs): the surface restores the display, then the
         // runner writes its outputs and exits.
