@@ -140,7 +140,7 @@ public final class DRMDisplay: FrameSource {
         if modes.first(where: { $0.0 == selected }) == nil {
             let base = DisplayMode(info)
             info = DRMDisplay.custom(selected, basedOn: info)
-            DRMDisplay.log.debug("mode \(selected) retimed for \(options.mode.map { "\($0)" } ?? "the request") from the listed \(base) (vtotal \(base.vtotal) → \(selected.vtotal)): exact period \(selected.period.value) ns on \(name)")
+            DRMDisplay.log.debug("mode \(selected) retimed for \(options.mode.map { "\($0)" } ?? "the request") from the listed \(base) (htotal·vtotal/clock \(base.htotal)·\(base.vtotal)/\(base.clock) kHz → \(selected.htotal)·\(selected.vtotal)/\(selected.clock) kHz): exact period \(selected.period.value) ns on \(name)")
         } else {
             DRMDisplay.log.debug("mode \(selected) \(options.mode.map { "chosen for \($0)" } ?? "(the connector's preferred)"), listed: exact period \(selected.period.value) ns (htotal \(selected.htotal) · vtotal \(selected.vtotal) / \(selected.clock) kHz) on \(name)")
         }

@@ -156,9 +156,9 @@ final class DemoRunner {
         }
         self.link = link
         linkStartedAt = MonotonicInstant.now()
+        printError("running: \(scene.name) on \(surface.backend.rawValue)")  // tests wait for this line
         // `--seconds` is wall-clock time: a timer on the main queue ends the run even when the
-        // display stops calling back (compositor stopped, window hidden). Tests wait for this line.
-        printError("running: \(scene.name) on \(surface.backend.rawValue)")
+        // display stops calling back (compositor stopped, window hidden).
         if let seconds = options.seconds { scheduleDeadlineCheck(in: Nanoseconds(seconds: seconds)) }
     }
 
