@@ -7,7 +7,7 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all deps build test test-examples test-sanitizers demo bench bench-pacing bench-drm clean
+.PHONY: all deps build test test-examples test-sanitizers demo bench bench-pacing bench-drm soak clean
 
 all: build
 
@@ -133,6 +133,15 @@ bench-drm: deps
 	@Benchmarks/.build/release/FrameReportTable --title "DRM/KMS on vkms (qemu), 640x480, release build:" \
 	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/bounce$(BENCH_DRM_TAG).json \
 	  $(if $(BENCH_DRM_LABEL),--label "$(BENCH_DRM_LABEL)") $(BENCH_DRM_OUT)/scroll$(BENCH_DRM_TAG).json
+
+# Soak (not part of make test): the bounce scene (release build) on a private headless weston for
+# SOAK_SECONDS, the demo's resident memory (VmRSS) sampled every SOAK_INTERVAL seconds and printed
+# as a table with the change since the first sample after warm-up (Scripts/soak). Figures only.
+SOAK_SECONDS ?= 600
+SOAK_INTERVAL ?= 30
+soak: deps
+	$(SWIFT) build -c release --product displaylink-demo
+	Scripts/soak .build/release/displaylink-demo $(SOAK_SECONDS) $(SOAK_INTERVAL)
 
 clean:
 	rm -rf .build Benchmarks/.build Examples/.build

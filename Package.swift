@@ -74,7 +74,8 @@ let package = Package(
         // "A place to draw that a display link follows": a Wayland toplevel or a KMS output.
         .target(
             name: "DisplaySurface",
-            dependencies: ["DisplayLinkCore", "WaylandBackend", "DRMBackend", "EGLGraphics", "PNGImage"],
+            dependencies: ["DisplayLinkCore", "WaylandBackend", "DRMBackend", "EGLGraphics", "PNGImage",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -90,6 +91,7 @@ let package = Package(
                 "Scenes",
                 "PNGImage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

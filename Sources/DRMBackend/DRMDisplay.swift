@@ -3,6 +3,7 @@ import DisplayLinkCore
 import EGLGraphics
 internal import FrameSchedulers
 import Glibc
+import Logging
 internal import CDRM
 internal import CGBM
 
@@ -23,8 +24,14 @@ internal import CGBM
 ///   `sequence` the vblank counter (32-bit flip sequences extended across wraps), `duration` the
 ///   exact period from the mode timings, `targetTimestamp` the next vblank.
 /// - ``shutDown()`` (also on deinit) restores the CRTC that was there before and drops master.
+/// - Logs (label `displaylink.drm`, all at `.debug`: silent unless the program bootstraps a
+///   handler at that level) only on state changes, never per frame in the steady state: the mode
+///   chosen or retimed with its exact period, the EGL driver and whether buffers are kept mapped,
+///   frames in flight 1→2 and back, idle ticks starting and ending, the CRTC restore.
 @MainActor
 public final class DRMDisplay: FrameSource {
+    static let log = Logger(label: "displaylink.drm")
+
     public struct Options: Sendable {
         public var devicePath: String?
         public var mode: ModeRequest?
@@ -77,6 +84,9 @@ public final class DRMDisplay: FrameSource {
     private var startPending = false
     private var shutDownDone = false
     private var eventContext = drmEventContext()
+    /// Frames in flight as last logged, and whether idle ticks (nothing drawn) are running.
+    private var loggedDepth = 1
+    private var idling = false
 
     public init(options: Options = Options()) throws(DRMError) {
         let path: String
@@ -127,7 +137,13 @@ public final class DRMDisplay: FrameSource {
         }
         var info = modes.first(where: { $0.0 == selected })?.1 ?? modes.first(where: {
             $0.0.width == selected.width && $0.0.height == selected.height })!.1
-        if modes.first(where: { $0.0 == selected }) == nil { info = DRMDisplay.custom(selected, basedOn: info) }
+        if modes.first(where: { $0.0 == selected }) == nil {
+            let base = DisplayMode(info)
+            info = DRMDisplay.custom(selected, basedOn: info)
+            DRMDisplay.log.debug("mode \(selected) retimed for \(options.mode.map { "\($0)" } ?? "the request") from the listed \(base) (htotal·vtotal/clock \(base.htotal)·\(base.vtotal)/\(base.clock) kHz → \(selected.htotal)·\(selected.vtotal)/\(selected.clock) kHz): exact period \(selected.period.value) ns on \(name)")
+        } else {
+            DRMDisplay.log.debug("mode \(selected) \(options.mode.map { "chosen for \($0)" } ?? "(the connector's preferred)"), listed: exact period \(selected.period.value) ns (htotal \(selected.htotal) · vtotal \(selected.vtotal) / \(selected.clock) kHz) on \(name)")
+        }
         mode = selected
         modeInfo = info
         scheduler = KMSFrameScheduler(period: selected.period)
@@ -152,6 +168,7 @@ public final class DRMDisplay: FrameSource {
             surface = try EGLWindowSurface(context: context, nativeWindow: UnsafeMutableRawPointer(gbmSurface))
             try surface.configure(swapInterval: 0)
             keepsBuffersMapped = context.rendersInSoftware
+            DRMDisplay.log.debug("EGL driver \(context.driverName ?? "unknown") (\(driverName) on \(path)): \(keepsBuffersMapped ? "software rendering, scan-out buffers kept mapped" : "buffers not kept mapped")")
         } catch {
             gbm_surface_destroy(gbmSurface)
             gbm_device_destroy(device)
@@ -214,7 +231,13 @@ public final class DRMDisplay: FrameSource {
             gbm_surface_release_buffer(gbmSurface, bo)
             throw error
         }
-        switch scheduler.presented(now: MonotonicInstant.now()) {
+        let action = scheduler.presented(now: MonotonicInstant.now())
+        if scheduler.pipeline.depth != loggedDepth { logDepthChange() }
+        if idling {
+            idling = false
+            DRMDisplay.log.debug("idle ticks end: frames flip again")
+        }
+        switch action {
         case .setMode:
             var connector = connectorID
             guard drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) == 0 else {
@@ -233,6 +256,15 @@ public final class DRMDisplay: FrameSource {
         case .flipAndStartNext:
             try flip(bo: bo, fb: fb)
             startNextFrameNow()
+        }
+    }
+
+    private func logDepthChange() {
+        loggedDepth = scheduler.pipeline.depth
+        if loggedDepth == 2 {
+            DRMDisplay.log.debug("frames in flight 1→2: a frame missed its vblank; the next is drawn while the flip is pending (one more period of latency)")
+        } else {
+            DRMDisplay.log.debug("frames in flight 2→1: \(FlipPipeline.fastFramesToReturn) frames in a row drawn within half a period")
         }
     }
 
@@ -420,6 +452,10 @@ public final class DRMDisplay: FrameSource {
         dispatcher.dispatch(event)
         guard error == nil, !shutDownDone else { return }
         if scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) {
+            if !idling {
+                idling = true
+                DRMDisplay.log.debug("idle ticks start: nothing drawn, the next vblank is queued (drmCrtcQueueSequence) instead of a flip")
+            }
             queueVblank()  // nothing drawn: tick on the next vblank without flipping
         }
     }
@@ -468,6 +504,7 @@ public final class DRMDisplay: FrameSource {
 
     private func fail(_ failure: DRMError) {
         guard error == nil else { return }
+        DRMDisplay.log.debug("the display failed: \(failure); links invalidated")
         error = failure
         scheduler.failed()
         dispatcher.invalidateAll()
@@ -487,9 +524,11 @@ public final class DRMDisplay: FrameSource {
             var connector = connectorID
             var savedMode = saved.mode
             if saved.mode_valid != 0 && saved.buffer_id != 0 {
-                drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode)
+                let result = drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode)
+                DRMDisplay.log.debug("CRTC \(saved.crtc_id) restored to framebuffer \(saved.buffer_id) \(saved.mode.hdisplay)x\(saved.mode.vdisplay)\(result == 0 ? "" : " failed: \(String(cString: strerror(errno)))")")
             } else {
-                drmModeSetCrtc(fd, saved.crtc_id, 0, 0, 0, nil, 0, nil)
+                let result = drmModeSetCrtc(fd, saved.crtc_id, 0, 0, 0, nil, 0, nil)
+                DRMDisplay.log.debug("CRTC \(saved.crtc_id) restored to off (nothing was on it before)\(result == 0 ? "" : " failed: \(String(cString: strerror(errno)))")")
             }
         }
         for entry in framebuffers {

@@ -113,9 +113,11 @@ public final class HeadlessWeston {
     }
 
     /// Stops weston (SIGTERM, then SIGKILL after 3 s) and removes its directory. Idempotent.
+    /// A weston stopped by SIGSTOP is continued first, so it handles the SIGTERM at once.
     public func stop() {
         if pid > 0 {
             Glibc.kill(pid, SIGTERM)
+            Glibc.kill(pid, SIGCONT)
             var exitStatus: Int32 = 0
             var reaped = false
             for _ in 0..<300 {

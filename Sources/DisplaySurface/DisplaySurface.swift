@@ -3,6 +3,7 @@ import DisplayLinkCore
 import DRMBackend
 import EGLGraphics
 import Glibc
+import Logging
 import PNGImage
 import WaylandBackend
 
@@ -35,8 +36,13 @@ import WaylandBackend
 ///   then the window and connection, or the CRTC restored and master dropped before the GBM
 ///   objects and the device; then the handlers added with ``addCloseHandler(_:)`` (e.g. stopping
 ///   a private compositor).
+/// - Logs (label `displaylink.surface`, at `.debug`: silent unless the program bootstraps a
+///   handler at that level): the backend chosen and why (with `.auto`, what was tried), and the
+///   surface closing. The backends log their own decisions (`displaylink.wayland`, `displaylink.drm`).
 @MainActor
 public final class DisplaySurface: FrameSource {
+    static let log = Logger(label: "displaylink.surface")
+
     /// The backend this surface is open on.
     public let backend: Backend
     public let options: Options
@@ -86,18 +92,25 @@ public final class DisplaySurface: FrameSource {
         switch options.backend {
         case .wayland:
             wayland = try DisplaySurface.openWayland(options)
+            DisplaySurface.log.debug("backend wayland: asked for (options.backend = .wayland)")
         case .drm:
             drm = try DisplaySurface.openDRM(options)
+            DisplaySurface.log.debug("backend drm: asked for (options.backend = .drm)")
         case .auto:
             var attempts: [DisplaySurfaceError.Attempt] = []
             do { wayland = try DisplaySurface.openWayland(options) } catch {
                 attempts.append(.init(backend: .wayland, error: error))
+                DisplaySurface.log.debug("auto: Wayland not available (\(error)); trying DRM/KMS")
             }
             if wayland == nil {
                 do { drm = try DisplaySurface.openDRM(options) } catch {
                     attempts.append(.init(backend: .drm, error: error))
+                    DisplaySurface.log.debug("auto: DRM/KMS not available either (\(error)); no display")
                     throw .noDisplay(tried: attempts)
                 }
+                DisplaySurface.log.debug("backend drm (auto): no Wayland compositor, a KMS output opened")
+            } else {
+                DisplaySurface.log.debug("backend wayland (auto): a compositor is reachable")
             }
         }
         if let (connection, window, egl, source) = wayland {
@@ -111,6 +124,7 @@ public final class DisplaySurface: FrameSource {
             self.eglWindow = egl
             self.waylandSource = source
             attachWayland()
+            DisplaySurface.log.debug("wayland: compositor \(connection.compositorName ?? "unknown") on \(connection.socketName), \(width)x\(height), GLES \(glesMajorVersion)")
         } else if let drm {
             backend = .drm
             dispatcher = drm.dispatcher
@@ -119,6 +133,7 @@ public final class DisplaySurface: FrameSource {
             glesMajorVersion = drm.context.glesMajorVersion
             display = drm
             attachDRM()
+            DisplaySurface.log.debug("drm: \(drm.devicePath) (\(drm.driverName)), \(drm.connectorName), mode \(drm.mode), GLES \(glesMajorVersion)")
         } else {
             throw .noDisplay(tried: [])  // not reached
         }
@@ -194,6 +209,7 @@ public final class DisplaySurface: FrameSource {
 
     private func fail(_ failure: DisplaySurfaceError) {
         guard error == nil else { return }
+        DisplaySurface.log.debug("the display failed: \(failure)")
         error = failure
         onError?(failure)
     }
@@ -290,6 +306,7 @@ public final class DisplaySurface: FrameSource {
     /// Tears the surface down in order and invalidates its links. Idempotent.
     public func close() {
         guard !isClosed else { return }
+        DisplaySurface.log.debug("closing the \(backend.rawValue) surface")
         environmentAtClose = environment
         isClosed = true
         dispatcher.invalidateAll()

@@ -1,6 +1,7 @@
 import DisplayLinkCore
 import Dispatch
 import FrameSchedulers
+import Logging
 internal import CWayland
 internal import CWaylandClient
 
@@ -32,8 +33,14 @@ internal import CWaylandClient
 /// Every decision (timestamp, sequence, target, provenance, stall, fallback tick, what to request)
 /// is made by ``WaylandRefreshScheduler``, a pure value tested on virtual time; this class makes the
 /// Wayland calls, reads the clock, converts presentation times, runs the timer and feeds it.
+/// Logs (label `displaylink.wayland`, all at `.debug`: silent unless the program bootstraps a
+/// handler at that level) only on state changes, never per frame in the steady state: whether
+/// `wp_presentation` is there and its clock, feedback given up and its slot reused, stalls, the
+/// timer fallback and the resume, and the compositor going away.
 @MainActor
 public final class WaylandFrameSource: FrameSource {
+    static let log = Logger(label: "displaylink.wayland")
+
     public struct Configuration: Sendable {
         /// No callback for this long means the compositor stopped pacing us.
         public var stallTimeout = Nanoseconds(500_000_000)
@@ -79,6 +86,10 @@ public final class WaylandFrameSource: FrameSource {
     private var clockDomain: ClockDomain = .monotonic
     /// The feedback proxies, by the scheduler's slot. Fixed capacity, no allocation per frame.
     private var feedbackProxies: ContiguousArray<OpaquePointer?>
+    /// Feedback requests given up because the compositor never answered them (their slot reused).
+    public private(set) var lostFeedbackCount = 0
+    /// Whether the current stall was logged (its fallback ticks, its end).
+    private var stallLogged = false
 
     public init(window: WaylandWindow, configuration: Configuration = Configuration()) {
         self.window = window
@@ -94,7 +105,13 @@ public final class WaylandFrameSource: FrameSource {
         if let clock = window.connection.presentationClock {
             clockDomain = clock
             clockOffset = PresentationClock.offset(for: clock)
+            WaylandFrameSource.log.debug("wp_presentation: presentation times on \(clock.description), converted to CLOCK_MONOTONIC (offset \(clockOffset.nanoseconds) ns ± \(clockOffset.uncertainty) ns)")
+        } else if window.connection.hasPresentationTime {
+            WaylandFrameSource.log.debug("wp_presentation bound but the compositor named no clock: presentation times taken as CLOCK_MONOTONIC")
+        } else {
+            WaylandFrameSource.log.debug("no wp_presentation: timestamps are estimates from frame callback arrival times (provenance frameCallbackEstimate)")
         }
+        WaylandFrameSource.log.debug("advertised refresh period \(advertised) (targets use the measured period once known)")
         dispatcher.onDemandChange = { [weak self] wanted in self?.demandChanged(wanted) }
         window.connection.addAfterDispatchHandler { [weak self] in self?.afterDispatch() }
         window.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
@@ -141,6 +158,10 @@ public final class WaylandFrameSource: FrameSource {
         guard !window.isDestroyed else { return }
         if refresh.requestsFrameCallback { requestFrameCallback() }
         if let slot = refresh.feedbackSlot { requestFeedback(slot: slot) }
+        if stallLogged && refresh.event.provenance != .timerFallback {
+            stallLogged = false
+            WaylandFrameSource.log.debug("frame callbacks resumed after a stall (refresh \(refresh.index); delta 0 under .zeroDelta)")
+        }
         committedDuringDispatch = false
         dispatcher.dispatch(refresh.event)
         // A target may have destroyed the window in its callback (closing its surface).
@@ -164,7 +185,14 @@ public final class WaylandFrameSource: FrameSource {
     private func requestFeedback(slot: Int) {
         guard let presentation = connection.presentation, feedbackProxies.indices.contains(slot) else { return }
         // A slot still holding a proxy was given up by the scheduler (that feedback never came).
-        if let stale = feedbackProxies[slot] { wp_presentation_feedback_destroy(stale) }
+        if let stale = feedbackProxies[slot] {
+            wp_presentation_feedback_destroy(stale)
+            lostFeedbackCount += 1
+            // The first loss, then every 1000th: a compositor that never answers does not log per frame.
+            if lostFeedbackCount == 1 || lostFeedbackCount % 1000 == 0 {
+                WaylandFrameSource.log.debug("presentation feedback lost: slot \(slot) reused (\(lostFeedbackCount) lost so far); those frames' times are estimates")
+            }
+        }
         let me = Unmanaged.passUnretained(self).toOpaque()
         let feedback = wp_presentation_feedback(presentation, window.surface)
         wp_presentation_feedback_add_listener(feedback, WaylandFrameSource.feedbackListener, me)
@@ -230,14 +258,28 @@ public final class WaylandFrameSource: FrameSource {
     private func watchdogFired() {
         guard error == nil else { return }
         switch scheduler.watchdog(now: MonotonicInstant.now()) {
-        case .nothing, .stalled:
+        case .nothing:
             break
+        case .stalled:
+            logStall(fallback: false)
         case .fallbackTick(let refresh):
+            if !stallLogged { logStall(fallback: true) }
             perform(refresh)
         }
     }
 
+    private func logStall(fallback: Bool) {
+        stallLogged = true
+        let timeout = scheduler.configuration.stallTimeout
+        if fallback, let interval = scheduler.configuration.fallbackTickInterval {
+            WaylandFrameSource.log.debug("stalled: no frame callback for \(timeout) (window hidden or compositor not repainting); timer fallback ticks every \(interval)")
+        } else {
+            WaylandFrameSource.log.debug("stalled: no frame callback for \(timeout) (window hidden or compositor not repainting); waiting without ticking")
+        }
+    }
+
     private func connectionFailed(_ failure: WaylandError) {
+        WaylandFrameSource.log.debug("the compositor connection failed: \(failure); links invalidated")
         error = failure
         scheduler.connectionFailed()
         stopWatchdog()

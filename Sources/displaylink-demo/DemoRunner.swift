@@ -5,6 +5,7 @@ import DisplaySurface
 import EGLGraphics
 import GLESRenderer
 import Glibc
+import Logging
 import PNGImage
 import Scenes
 
@@ -31,6 +32,15 @@ final class DemoRunner {
     /// The first callback after a resume by key logs a line (tests wait for it).
     private var logsResume = false
     private var hudValues = HUDValues()
+    /// When the link was created, and when its last callback began (for `--seconds` runs that the
+    /// display stops pacing: see ``checkDeadline()``).
+    private var linkStartedAt: MonotonicInstant?
+    private var lastCallbackAt: MonotonicInstant?
+    /// How the run ended (set by ``finish(status:reason:)``).
+    private var ending: RunEnding?
+    /// No callback for this long after `--seconds` is up: the link stalled, the run ends without
+    /// waiting for one (the Wayland backend's stall timeout too).
+    static let stallTimeout = Nanoseconds(500_000_000)
     private var lastPixels: [UInt8]?
     private var size: (Int32, Int32)
 
@@ -90,11 +100,20 @@ final class DemoRunner {
 
     /// Chooses the backend, builds the scene and runs until done. Never returns.
     static func launch(options: RunOptions, makeScene: SceneFactory) -> Never {
+        // The library's log, only when asked for (before any logger exists): its decisions are at
+        // debug, so without this nothing is printed (swift-log's default handler prints info and up).
+        if let level = options.logLevel.flatMap(Logger.Level.init(rawValue:)) {
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        }
         // SIGINT/SIGTERM quit cleanly from the very start, even while the surface is still
         // opening (handled once the main queue runs): the surface restores the display, then the
         // runner writes its outputs and exits.
         DisplaySurface.installSignalHandlers { _ in
-            if let runner = DemoRunner.current { runner.finish(status: 0) } else { exit(0) }
+            if let runner = DemoRunner.current { runner.finish(status: 0, reason: .signal) } else { exit(0) }
         }
         let runner: DemoRunner
         do {
@@ -123,10 +142,10 @@ final class DemoRunner {
     }
 
     func start() {
-        surface.onCloseRequest = { [weak self] in self?.finish(status: 0) }
+        surface.onCloseRequest = { [weak self] in self?.finish(status: 0, reason: .close) }
         surface.onError = { [weak self] error in
             printError("\(error)")
-            self?.finish(status: 1)
+            self?.finish(status: 1, reason: .error)
         }
         surface.onKey = { [weak self] key in self?.handle(key) }
         DemoRunner.current = self
@@ -136,13 +155,53 @@ final class DemoRunner {
             link.presentationHandler = { [weak self] feedback in self?.recorder?.apply(feedback) }
         }
         self.link = link
+        linkStartedAt = MonotonicInstant.now()
+        printError("running: \(scene.name) on \(surface.backend.rawValue)")  // tests wait for this line
+        // `--seconds` is wall-clock time: a timer on the main queue ends the run even when the
+        // display stops calling back (compositor stopped, window hidden).
+        if let seconds = options.seconds { scheduleDeadlineCheck(in: Nanoseconds(seconds: seconds)) }
+    }
+
+    private func scheduleDeadlineCheck(in delay: Nanoseconds) {
+        let nanos = Int(clamping: max(delay.value, 1_000_000))
+        DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(nanos)) { [weak self] in
+            MainActor.assumeIsolated { self?.checkDeadline() }
+        }
+    }
+
+    /// The `--seconds` timer. The run's time counts from the first frame's timestamp (from the
+    /// link's start while no frame came). While frames come, the frame that reaches the time ends
+    /// the run, as before (with its screenshot); when the time is up and no callback came for
+    /// ``stallTimeout``, the run ends here and the report says the link stalled and since when.
+    /// So a run ends at most ``stallTimeout`` after its time, whatever the display does.
+    private func checkDeadline() {
+        guard !finishing, let seconds = options.seconds, let linkStartedAt else { return }
+        let now = MonotonicInstant.now()
+        let deadline = (startedAt ?? linkStartedAt) + Nanoseconds(seconds: seconds)
+        if now < deadline {
+            scheduleDeadlineCheck(in: deadline - now)
+            return
+        }
+        if link?.isPaused == true {
+            finish(status: 0, reason: .seconds)  // paused by key: no callbacks expected
+            return
+        }
+        let quietSince = lastCallbackAt ?? linkStartedAt
+        let quiet = now - quietSince
+        if quiet < DemoRunner.stallTimeout {
+            scheduleDeadlineCheck(in: DemoRunner.stallTimeout - quiet)
+            return
+        }
+        printError("stalled: no frame callback for \(ms(quiet.seconds)) ms (since \(quietSince)); "
+                   + "ending the run at its time (\(seconds) s)")
+        finish(status: 0, reason: .seconds, stallBeganAt: quietSince)
     }
 
     private func handle(_ key: KeyEvent) {
         switch key.symbol {
         case .q, .escape:
             printError("key: quit")
-            finish(status: 0)
+            finish(status: 0, reason: .key)
         case .space:
             link?.isPaused.toggle()
             hudValues.paused = link?.isPaused ?? false
@@ -157,6 +216,7 @@ final class DemoRunner {
     private func tick(_ link: DisplayLink) {
         let cpuStart = threadCPUTime()
         let callbackAt = MonotonicInstant.now()
+        lastCallbackAt = callbackAt
         var encodedAt = callbackAt
         let frame = link.frame
         if startedAt == nil { startedAt = frame.timestamp }
@@ -184,13 +244,13 @@ final class DemoRunner {
             try surface.present(damage: pixelDamage(renderer.damage))
         } catch {
             printError("\(error)")
-            finish(status: 1)
+            finish(status: 1, reason: .error)
             return
         }
         recorder?.append(FrameRecord(frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
                                      callbackAt: callbackAt, encodedAt: encodedAt, submittedAt: MonotonicInstant.now(),
                                      scroll: scene.scrollSample))
-        if done { finish(status: 0) }
+        if done { finish(status: 0, reason: options.frames != nil ? .frames : .seconds) }
     }
 
     private func pixelDamage(_ damage: Renderer.Damage) -> PixelRect? {
@@ -208,9 +268,11 @@ final class DemoRunner {
 
     /// Stops the link, waits briefly for the last frames' presentation feedback, writes the
     /// outputs, closes the surface and exits.
-    func finish(status: Int32) {
+    func finish(status: Int32, reason: RunEnding.Reason, stallBeganAt: MonotonicInstant? = nil) {
         guard !finishing else { return }
         finishing = true
+        ending = RunEnding(reason: reason, endedAt: MonotonicInstant.now(), linkStartedAt: linkStartedAt,
+                           lastCallbackAt: lastCallbackAt, stallBeganAt: stallBeganAt)
         link?.isPaused = true
         waitForFeedback(attempts: 40) { [self] in
             link?.invalidate()
@@ -241,7 +303,7 @@ final class DemoRunner {
         var ok = true
         let report = FrameReport(backend: surface.backend.rawValue, scene: scene.name, environment: environment,
                                  records: recorder?.records ?? [], discarded: recorder?.discardedCount ?? 0,
-                                 sceneCount: scene.sizeField)
+                                 sceneCount: scene.sizeField, ending: ending)
         if let path = options.report {
             if writeFile(path, report.json()) {
                 let s = report.summary

@@ -9,6 +9,8 @@ struct FrameReport {
     var records: [FrameRecord]
     var discarded: Int
     var sceneCount: (name: String, value: Int)  // "views" or "rows"
+    /// How the run ended (nil: not ended yet).
+    var ending: RunEnding? = nil
 
     struct Summary {
         var frames: Int
@@ -114,7 +116,7 @@ struct FrameReport {
             ("startup_frames", .int(FrameReport.startupFrames)),
             ("presented_per_refresh_after_startup", s.presentedPerRefreshAfterStartup.map { .number($0) } ?? .null),
             (sceneCount.name, .int(sceneCount.value)),
-        ]
+        ] + (ending?.summaryFields ?? [])
         let root: JSONValue = .object([
             ("backend", .string(backend)),
             ("scene", .string(scene)),
@@ -228,5 +230,41 @@ indirect enum JSONValue {
             }
         }
         out += "\""
+    }
+}
+
+/// How a run ended, for the report's summary.
+struct RunEnding {
+    enum Reason: String {
+        /// `--frames` callbacks done.
+        case frames
+        /// `--seconds` up (in a frame, or by the timer when the link stalled).
+        case seconds
+        /// q or Escape.
+        case key
+        /// SIGINT or SIGTERM.
+        case signal
+        /// The compositor asked the window to close.
+        case close
+        /// The display failed.
+        case error
+    }
+    var reason: Reason
+    var endedAt: MonotonicInstant
+    var linkStartedAt: MonotonicInstant?
+    var lastCallbackAt: MonotonicInstant?
+    /// Set when the run ended because its time was up while no callback came (the link stalled):
+    /// the last callback's time, or the link's start when none came.
+    var stallBeganAt: MonotonicInstant?
+
+    var summaryFields: [(String, JSONValue)] {
+        [
+            ("ended_by", .string(reason.rawValue)),
+            ("ended_at", .number(endedAt.seconds)),
+            ("link_started_at", linkStartedAt.map { .number($0.seconds) } ?? .null),
+            ("last_callback_at", lastCallbackAt.map { .number($0.seconds) } ?? .null),
+            ("stalled", .bool(stallBeganAt != nil)),
+            ("stall_began_at", stallBeganAt.map { .number($0.seconds) } ?? .null),
+        ]
     }
 }

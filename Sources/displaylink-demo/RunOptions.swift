@@ -1,5 +1,6 @@
 import ArgumentParser
 import DisplaySurface
+import Logging
 
 enum BackendChoice: String, ExpressibleByArgument, CaseIterable {
     case auto, wayland, drm
@@ -62,7 +63,14 @@ struct RunOptions: ParsableArguments {
     @Option(help: "DRM mode for --backend drm as WxH or WxH@Hz (default: the connector's preferred mode).")
     var mode: String?
 
+    @Option(name: .customLong("log-level"),
+            help: "Print the library's log (displaylink.surface/.wayland/.drm) at this level and above to stderr: trace, debug, info, notice, warning, error or critical. The library logs its decisions at debug (default: nothing printed).")
+    var logLevel: String?
+
     func validate() throws {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(logLevel)'")
+        }
         if frames != nil && seconds != nil { throw ValidationError("give --frames or --seconds, not both") }
         if let frames, frames < 1 || frames > 1_000_000 { throw ValidationError("--frames must be 1…1000000, got \(frames)") }
         if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be > 0 and ≤ 86400") }
