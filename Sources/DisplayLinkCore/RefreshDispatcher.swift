@@ -23,8 +23,7 @@ public final class RefreshDispatcher {
     }
     private var entries: ContiguousArray<Entry> = []
     private var lastTimestamp: MonotonicInstant?
-    /// The last timestamp and target handed to links (never reset: neither decreases).
-    private var lastTarget: MonotonicInstant?
+    /// The last timestamp handed to links (never reset: timestamps never decrease).
     private var lastDispatchedTimestamp: MonotonicInstant?
     /// The source's sequence at the last dispatch (nil: counted), the offset that maps the
     /// source's sequence space onto the reported one, and the sequence reported for this refresh.
@@ -45,7 +44,7 @@ public final class RefreshDispatcher {
     /// What a source says is checked here, the same for every backend, so that links can rely on
     /// it whatever a compositor or kernel reports: a timestamp earlier than the previous one is
     /// held at the previous one (timestamps never decrease), a target not after the timestamp
-    /// becomes one period after it, a target earlier than the previous one is held at it, and a sequence that goes backwards, wraps, switches between
+    /// becomes one period after it, and a sequence that goes backwards, wraps, switches between
     /// counted and reported, or jumps further than the timestamps allow is rebased onto the
     /// timestamps (sequences never decrease, and no refreshes are invented as missed).
     @discardableResult
@@ -58,12 +57,8 @@ public final class RefreshDispatcher {
         lastSequence = resolvedSequence
         lastTimestamp = timestamp
         lastDispatchedTimestamp = timestamp
-        // Frames are shown in the order they are drawn: a later frame's target is never earlier
-        // than an earlier one's (a source revising its prediction down is held at the last one).
-        let predicted = event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
+        let target = event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
             ?? (timestamp + (event.refreshPeriod.value > 0 ? event.refreshPeriod : Nanoseconds(1)))
-        let target = max(predicted, lastTarget ?? predicted)
-        lastTarget = target
         let refresh = ResolvedRefresh(
             timestamp: timestamp,
             targetTimestamp: target,
