@@ -149,7 +149,8 @@ public final class DisplaySurface: FrameSource {
         do {
             let connection = try WaylandConnection(socket: options.waylandSocket)
             let window = try WaylandWindow(connection: connection, title: options.title, appID: options.appID,
-                                           width: max(1, options.width), height: max(1, options.height))
+                                           width: max(1, options.width), height: max(1, options.height),
+                                           fullscreen: options.fullscreen)
             let egl = try WaylandEGLWindow(window: window)
             let source = WaylandFrameSource(window: window)
             egl.frameSource = source  // a swap is the frame's commit
@@ -182,6 +183,24 @@ public final class DisplaySurface: FrameSource {
         connection.keyboard?.onKeyPress = { [weak self] sym in
             self?.onKey?(KeyEvent(symbol: KeySymbol(rawValue: sym)))
         }
+    }
+
+    // MARK: Fullscreen
+
+    /// Whether the surface covers its output: on Wayland, whether the compositor's last configure
+    /// made the window fullscreen; on DRM/KMS always true (the surface is the whole output).
+    public var isFullscreen: Bool {
+        if let window { return window.isFullscreen }
+        return backend == .drm
+    }
+
+    /// Asks for fullscreen (`true`) or a window again (`false`). On Wayland the compositor decides:
+    /// when it configures the new size, ``onResize`` reports it (leaving fullscreen, the window goes
+    /// back to the size it had, by default ``Options/width``×``Options/height``) and the next frame
+    /// is drawn at it. On DRM/KMS the surface is always the whole output: nothing happens.
+    public func setFullscreen(_ on: Bool) {
+        guard !isClosed, let window, !window.isDestroyed else { return }
+        window.setFullscreen(on)
     }
 
     private func attachDRM() {

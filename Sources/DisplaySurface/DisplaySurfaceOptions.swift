@@ -69,11 +69,16 @@ extension DisplaySurface {
         /// On DRM/KMS, read keys from the controlling terminal (put in raw mode while the surface
         /// is open) and report them through ``DisplaySurface/onKey``.
         public var readsConsoleKeys: Bool
+        /// Open fullscreen (Wayland: asked of the compositor before the window is first committed,
+        /// so the first frame can already have the output's size; ``width``/``height`` remain the
+        /// size to go back to on ``DisplaySurface/setFullscreen(_:)`` `false`). On DRM/KMS the
+        /// surface is always the whole output, so this changes nothing there.
+        public var fullscreen: Bool
 
         public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
                     width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,
                     devicePath: String? = nil, mode: ModeRequest? = nil, waylandSocket: String? = nil,
-                    readsConsoleKeys: Bool = true) {
+                    readsConsoleKeys: Bool = true, fullscreen: Bool = false) {
             self.title = title
             self.appID = appID
             self.width = width
@@ -83,6 +88,7 @@ extension DisplaySurface {
             self.mode = mode
             self.waylandSocket = waylandSocket
             self.readsConsoleKeys = readsConsoleKeys
+            self.fullscreen = fullscreen
         }
     }
 }

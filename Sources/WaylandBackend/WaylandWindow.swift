@@ -10,6 +10,10 @@ public final class WaylandWindow {
     /// The size the compositor asked for (or the default one), in surface pixels.
     public private(set) var width: Int32
     public private(set) var height: Int32
+    /// Whether the compositor's last configure put the window in the fullscreen state.
+    public private(set) var isFullscreen = false
+    /// Whether the compositor's last configure put the window in the maximized state.
+    public private(set) var isMaximized = false
     /// Whether the compositor asked the window to close.
     public private(set) var closeRequested = false
     /// Called when the compositor configures a new size.
@@ -25,13 +29,22 @@ public final class WaylandWindow {
     private var configured = false
     private var pendingWidth: Int32 = 0
     private var pendingHeight: Int32 = 0
+    private var pendingFullscreen = false
+    private var pendingMaximized = false
+    /// The size to go back to when a configure leaves the size to the client (0×0, e.g. on
+    /// leaving fullscreen): the one asked for at creation, or the last one configured while
+    /// neither fullscreen nor maximized.
+    private var windowedWidth: Int32
+    private var windowedHeight: Int32
     /// Whether ``destroy()`` ran (nothing may be requested on the surface after it).
     public var isDestroyed: Bool { destroyed }
     private var destroyed = false
 
     /// Creates the window and waits (a few roundtrips at most) for its first configure.
+    /// `fullscreen` asks for the fullscreen state before the first commit, so the first
+    /// configure (and the first buffer) already has the output's size when the compositor grants it.
     public init(connection: WaylandConnection, title: String, appID: String,
-                width: Int32, height: Int32) throws(WaylandError) {
+                width: Int32, height: Int32, fullscreen: Bool = false) throws(WaylandError) {
         if let error = connection.error { throw error }
         guard let compositor = connection.compositor, let wmBase = connection.wmBase else {
             throw .missingGlobals(WaylandGlobals.required)
@@ -39,6 +52,8 @@ public final class WaylandWindow {
         self.connection = connection
         self.width = width
         self.height = height
+        windowedWidth = width
+        windowedHeight = height
         surface = wl_compositor_create_surface(compositor)
         xdgSurface = xdg_wm_base_get_xdg_surface(wmBase, surface)
         toplevel = xdg_surface_get_toplevel(xdgSurface)
@@ -48,6 +63,7 @@ public final class WaylandWindow {
         xdg_toplevel_add_listener(toplevel, WaylandWindow.toplevelListener, me)
         xdg_toplevel_set_title(toplevel, title)
         xdg_toplevel_set_app_id(toplevel, appID)
+        if fullscreen { xdg_toplevel_set_fullscreen(toplevel, nil) }
         wl_surface_commit(surface)
         var roundtrips = 0
         while !configured && roundtrips < 5 {
@@ -76,6 +92,20 @@ public final class WaylandWindow {
         connection.flush()
     }
 
+    /// Asks the compositor to make the window fullscreen (on the output it chooses) or to leave
+    /// fullscreen. Nothing changes until the compositor configures the window: ``onResize`` then
+    /// reports the new size (leaving fullscreen, a 0×0 configure goes back to the windowed size).
+    /// The compositor may refuse.
+    public func setFullscreen(_ on: Bool) {
+        guard !destroyed else { return }
+        if on {
+            xdg_toplevel_set_fullscreen(toplevel, nil)
+        } else {
+            xdg_toplevel_unset_fullscreen(toplevel)
+        }
+        connection.flush()
+    }
+
     /// Destroys the window's objects. Idempotent.
     public func destroy() {
         guard !destroyed else { return }
@@ -91,9 +121,19 @@ public final class WaylandWindow {
     private func configure(serial: UInt32) {
         xdg_surface_ack_configure(xdgSurface, serial)
         configured = true
-        if pendingWidth > 0 && pendingHeight > 0 && (pendingWidth != width || pendingHeight != height) {
-            width = pendingWidth
-            height = pendingHeight
+        isFullscreen = pendingFullscreen
+        isMaximized = pendingMaximized
+        // A zero width or height leaves that dimension to the client: the windowed size (not the
+        // current one, which after fullscreen or maximized is the compositor's, not ours).
+        let newWidth = pendingWidth > 0 ? pendingWidth : windowedWidth
+        let newHeight = pendingHeight > 0 ? pendingHeight : windowedHeight
+        if !isFullscreen && !isMaximized {
+            windowedWidth = newWidth
+            windowedHeight = newHeight
+        }
+        if newWidth != width || newHeight != height {
+            width = newWidth
+            height = newHeight
             onResize?(width, height)
         }
     }
@@ -129,11 +169,21 @@ public final class WaylandWindow {
     ))
 
     private nonisolated(unsafe) static let toplevelListener = WaylandListeners.make(xdg_toplevel_listener(
-        configure: { data, _, width, height, _ in
+        configure: { data, _, width, height, states in
+            var fullscreen = false, maximized = false
+            if let states, let bytes = states.pointee.data, states.pointee.size > 0 {
+                let count = states.pointee.size / MemoryLayout<UInt32>.stride
+                for state in UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt32.self), count: count) {
+                    if state == XDG_TOPLEVEL_STATE_FULLSCREEN.rawValue { fullscreen = true }
+                    if state == XDG_TOPLEVEL_STATE_MAXIMIZED.rawValue { maximized = true }
+                }
+            }
             let window = WaylandWindow.from(data)
                 MainActor.assumeIsolated {
                 window.pendingWidth = width
                 window.pendingHeight = height
+                window.pendingFullscreen = fullscreen
+                window.pendingMaximized = maximized
             }
         },
         close: { data, _ in
