@@ -31,20 +31,21 @@ public final class HeadlessWeston {
     public let logPath: String
     public private(set) var pid: pid_t
 
-    nonisolated(unsafe) private static var counter = 0
+    /// Numbers the compositors of this process (tests start several at once, from any thread).
+    private static let counter = Atomic<Int>(0)
 
     /// Starts weston (`--backend=headless-backend.so --use-pixman --idle-time=0`) and waits for
     /// its socket.
     public init(width: Int = 640, height: Int = 480, extraArguments: [String] = []) throws {
         guard access("/usr/bin/weston", X_OK) == 0 else { throw LaunchError.notInstalled }
-        HeadlessWeston.counter += 1
+        let number = HeadlessWeston.counter.add(1, ordering: .relaxed).newValue
         var template = Array("/tmp/displaylink-weston-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
             throw LaunchError.spawnFailed(errno)
         }
         runtimeDirectory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         chmod(runtimeDirectory, 0o700)
-        let socketName = "wayland-dl-\(getpid())-\(HeadlessWeston.counter)"
+        let socketName = "wayland-dl-\(getpid())-\(number)"
         socketPath = runtimeDirectory + "/" + socketName
         logPath = runtimeDirectory + "/weston.log"
 
