@@ -35,6 +35,9 @@ test: deps
 EXAMPLE_RUNS := "MovingViews --frames 60" "EasedScroll --frames 120" "Linker --frames 60"
 test-examples: deps
 	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
+	@awk '/^## Your first program/{f=1} f&&/^```swift/{c=1;next} c&&/^```/{exit} c{print}' README.md \
+	  | diff -u Examples/Sources/FirstProgram/main.swift - \
+	  || { echo "README's first program differs from Examples/Sources/FirstProgram/main.swift (built above)"; exit 1; }
 	@echo "Examples on a private headless weston:"
 	@for run in $(EXAMPLE_RUNS); do Scripts/with-weston -- Examples/.build/debug/$$run || exit 1; done
 	@echo "Examples on vkms (qemu):"

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.2
-// Three short programs that use DisplayLink the way an application would: public products only,
+// Three short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
 // one binary for any display (a Wayland window when a compositor is reachable, else a DRM/KMS
 // output). Build and run from the repository root:
 //   swift build --package-path Examples && Examples/.build/debug/MovingViews --frames 300
@@ -24,6 +24,9 @@ let package = Package(
             dependencies: displayLink + [.product(name: "Motion", package: "DisplayLink")],  // EasedScroll, ListLayout
             swiftSettings: strict
         ),
+        // The README's "Your first program", verbatim (make test builds it and checks the README
+        // still shows exactly this file).
+        .executableTarget(name: "FirstProgram", dependencies: displayLink, swiftSettings: strict),
         // Seed 002: a PWDisplayLinker-style wrapper; zero delta on start and after a resume.
         .executableTarget(name: "Linker", dependencies: displayLink, swiftSettings: strict),
     ],
