@@ -15,11 +15,8 @@ struct DemoProcess {
         return root.appendingPathComponent(".build/debug/displaylink-demo").path
     }
 
-    /// Runs the demo with `arguments`, connected to `weston` when given, with no display otherwise.
-    static func run(_ arguments: [String], weston: HeadlessWeston?) throws -> DemoProcess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
+    /// The demo's environment: connected to `weston` when given, with no display otherwise.
+    static func environment(for weston: HeadlessWeston?) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "WAYLAND_DISPLAY")
         environment.removeValue(forKey: "WAYLAND_SOCKET")
@@ -31,7 +28,15 @@ struct DemoProcess {
             try? FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
             environment["XDG_RUNTIME_DIR"] = empty.path
         }
-        process.environment = environment
+        return environment
+    }
+
+    /// Runs the demo with `arguments`, connected to `weston` when given, with no display otherwise.
+    static func run(_ arguments: [String], weston: HeadlessWeston?) throws -> DemoProcess {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.environment = environment(for: weston)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

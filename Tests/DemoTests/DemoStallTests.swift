@@ -15,11 +15,7 @@ struct DemoStallTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: DemoProcess.binary)
         process.arguments = ["bounce", "--views", "10", "--size", "320x240", "--seconds", "10", "--report", path]
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "WAYLAND_SOCKET")
-        environment["XDG_RUNTIME_DIR"] = weston.runtimeDirectory
-        environment["WAYLAND_DISPLAY"] = URL(fileURLWithPath: weston.socketPath).lastPathComponent
-        process.environment = environment
+        process.environment = DemoProcess.environment(for: weston)
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
