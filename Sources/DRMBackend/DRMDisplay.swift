@@ -35,9 +35,12 @@ public final class DRMDisplay: FrameSource {
     public struct Options: Sendable {
         public var devicePath: String?
         public var mode: ModeRequest?
-        public init(devicePath: String? = nil, mode: ModeRequest? = nil) {
+        /// The KMS API: atomic first with legacy as the fallback (`.automatic`), or one of them.
+        public var kmsAPI: KMSAPI
+        public init(devicePath: String? = nil, mode: ModeRequest? = nil, kmsAPI: KMSAPI = .automatic) {
             self.devicePath = devicePath
             self.mode = mode
+            self.kmsAPI = kmsAPI
         }
     }
 
@@ -48,6 +51,15 @@ public final class DRMDisplay: FrameSource {
     public let context: EGLDisplayContext
     public let surface: EGLWindowSurface
     public let driverName: String
+    /// The KMS API in use: `.atomic` or `.legacy` (``Options/kmsAPI`` `.automatic` resolved; it
+    /// becomes `.legacy` if the driver refuses the first frame's atomic test commit).
+    public var kmsAPI: KMSAPI { output.api }
+    /// How refreshes are paced: by vblank events, or by a timer at the mode's period on a driver
+    /// without them (found at start, or when vblank events are refused or flips never move the
+    /// vblank counter).
+    public private(set) var pacing: KMSPacing = .vblank
+    /// What the primary plane scans out (from `IN_FORMATS`), when the driver lists its planes.
+    public let planeFormats: PlaneFormats?
     /// Page flips submitted and completed.
     public private(set) var flipsSubmitted = 0
     public private(set) var flipsCompleted = 0
@@ -77,6 +89,15 @@ public final class DRMDisplay: FrameSource {
     /// The last vblanks the kernel reported (flip and vblank events, and current-vblank reads), for
     /// tests and diagnostics: a ring, filled without allocating.
     private var kernelVblankRing: [KernelVblank]
+    /// The KMS calls (atomic or legacy) and the timer pacing for drivers without vblank events.
+    private var output: any KMSOutput
+    private let requestedAPI: KMSAPI
+    private var outputValidated = false
+    private var pacer: KMSTimerPacer
+    private var timerFD: Int32 = -1
+    private var timerSource: DispatchSourceRead?
+    private var lastFlipSequence32: UInt32?
+    private var pendingFeedback: PresentationFeedback?
     private var kernelVblankCount = 0
     private var framebuffers: [(bo: OpaquePointer, fb: UInt32, mapping: UnsafeMutableRawPointer?)] = []
     /// Whether each buffer is kept mapped for its lifetime (software rasterisation, see ``framebuffer(for:)``).
@@ -103,6 +124,10 @@ public final class DRMDisplay: FrameSource {
         guard drmGetCap(fd, UInt64(DRM_CAP_TIMESTAMP_MONOTONIC), &value) == 0, value == 1 else { throw .noMonotonicTimestamps }
         value = 0
         hasCrtcInVblankEvent = drmGetCap(fd, UInt64(DRM_CAP_CRTC_IN_VBLANK_EVENT), &value) == 0 && value == 1
+        // Universal planes (the primary plane's formats); atomic unless legacy was asked for.
+        _ = drmSetClientCap(fd, UInt64(DRM_CLIENT_CAP_UNIVERSAL_PLANES), 1)
+        let atomicCap = options.kmsAPI != .legacy && drmSetClientCap(fd, UInt64(DRM_CLIENT_CAP_ATOMIC), 1) == 0
+        requestedAPI = options.kmsAPI
         if let version = drmGetVersion(fd) {
             driverName = version.pointee.name.map { String(cString: $0) } ?? "unknown"
             drmFreeVersion(version)
@@ -153,6 +178,34 @@ public final class DRMDisplay: FrameSource {
         }
         crtcID = crtc
         savedCrtc = drmModeGetCrtc(fd, crtc)
+        let crtcIndex = (0..<Int(resources.pointee.count_crtcs)).first { resources.pointee.crtcs[$0] == crtc } ?? 0
+        let plane = PrimaryPlane.find(fd: fd, crtcIndex: crtcIndex)
+        planeFormats = plane?.formats
+        let connectorIDValue = connector.pointee.connector_id, driver = driverName
+        if options.kmsAPI == .atomic && !atomicCap { throw .atomicUnavailable(path: path, driver: driver) }
+        let legacy = LegacyKMS(fd: fd, crtcID: crtc, connectorID: connectorIDValue, modeInfo: info, modeName: "\(selected)")
+        if atomicCap, let plane {
+            let listed = modes.first { $0.0.isPreferred && $0.0 != selected } ?? modes.first { $0.0 != selected }
+            do {
+                output = try AtomicKMS(fd: fd, crtcID: crtc, connectorID: connectorIDValue, plane: plane, modeInfo: info,
+                                       modeName: "\(selected)", alternativeMode: listed.map { ($0.1, "\($0.0)") })
+            } catch {
+                if options.kmsAPI == .atomic { throw error }
+                DRMDisplay.log.debug("atomic modesetting unusable (\(error)); legacy KMS")
+                output = legacy
+            }
+        } else {
+            if options.kmsAPI == .atomic { throw .atomicUnavailable(path: path, driver: driver) }
+            output = legacy
+        }
+        pacer = KMSTimerPacer(period: selected.period)
+        // A driver without vblank support refuses vblank queries outright (EOPNOTSUPP); an inactive
+        // CRTC answers EINVAL, which says nothing yet (the first queued vblank tells).
+        var probeSequence: UInt64 = 0, probeTime: UInt64 = 0
+        if drmCrtcGetSequence(fd, crtc, &probeSequence, &probeTime) != 0 && errno == EOPNOTSUPP {
+            pacing = .timer
+        }
+        DRMDisplay.log.debug("KMS API \(output.api) (asked: \(options.kmsAPI)); primary plane \(plane.map { "\($0.id): \($0.formats)" } ?? "not listed"); pacing: \(pacing == .timer ? "timer at the mode's period (the driver has no vblank events)" : "vblank events")")
 
         // GBM surface and EGL on it.
         guard let device = gbm_create_device(fd) else { throw .graphics("gbm_create_device failed on \(path)") }
@@ -206,7 +259,7 @@ public final class DRMDisplay: FrameSource {
     /// Allocating and faulting in a buffer costs a frame its vblank otherwise (tens of ms under
     /// emulation). Leaves the context unbound; does nothing once the mode is set.
     public func prepareBuffers(upTo count: Int = 4, draw: () -> Void) throws(DRMError) {
-        guard !scheduler.isModeSet, error == nil, !shutDownDone else { return }
+        guard !scheduler.isModeSet, !pacer.isModeSet, error == nil, !shutDownDone else { return }
         var locked: [OpaquePointer] = []
         defer { for bo in locked { gbm_surface_release_buffer(gbmSurface, bo) } }
         for _ in 0..<count where gbm_surface_has_free_buffers(gbmSurface) != 0 {
@@ -231,6 +284,10 @@ public final class DRMDisplay: FrameSource {
             gbm_surface_release_buffer(gbmSurface, bo)
             throw error
         }
+        if pacing == .timer {
+            try presentTimed(bo: bo, fb: fb)
+            return
+        }
         let action = scheduler.presented(now: MonotonicInstant.now())
         if scheduler.pipeline.depth != loggedDepth { logDepthChange() }
         if idling {
@@ -239,10 +296,7 @@ public final class DRMDisplay: FrameSource {
         }
         switch action {
         case .setMode:
-            var connector = connectorID
-            guard drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) == 0 else {
-                throw .kernel(operation: "drmModeSetCrtc(\(mode))", errno: errno)
-            }
+            try setMode(bo: bo, fb: fb)
             shownBO = bo
             queueVblank()
         case .hold(let discarded):
@@ -268,11 +322,35 @@ public final class DRMDisplay: FrameSource {
         }
     }
 
+    /// The first frame: validated (atomic: a TEST_ONLY commit; under `.automatic` a refusal
+    /// falls back to legacy), then the mode set with it on screen.
+    private func setMode(bo: OpaquePointer, fb: UInt32) throws(DRMError) {
+        if !outputValidated {
+            outputValidated = true
+            do {
+                try output.validate(fb: fb, format: DRMDisplay.xrgb8888, modifier: gbm_bo_get_modifier(bo))
+            } catch {
+                guard requestedAPI == .automatic, output.api == .atomic else {
+                    gbm_surface_release_buffer(gbmSurface, bo)
+                    throw error
+                }
+                DRMDisplay.log.debug("atomic test commit refused (\(error)); legacy KMS")
+                output.release()
+                output = LegacyKMS(fd: fd, crtcID: crtcID, connectorID: connectorID, modeInfo: modeInfo, modeName: "\(mode)")
+            }
+        }
+        do { try output.setMode(fb: fb) } catch {
+            gbm_surface_release_buffer(gbmSurface, bo)
+            throw error
+        }
+    }
+
     private func flip(bo: OpaquePointer, fb: UInt32) throws(DRMError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        guard drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), me) == 0 else {
+        let code = output.flip(fb: fb, userData: me)
+        guard code == 0 else {
             gbm_surface_release_buffer(gbmSurface, bo)
-            throw .kernel(operation: "drmModePageFlip", errno: errno)
+            throw .kernel(operation: output.api == .atomic ? "drmModeAtomicCommit(NONBLOCK | PAGE_FLIP_EVENT)" : "drmModePageFlip", errno: code)
         }
         flippingBO = bo
         flipsSubmitted += 1
@@ -383,6 +461,10 @@ public final class DRMDisplay: FrameSource {
     // MARK: Refreshes
 
     private func demandChanged(_ wanted: Bool) {
+        if pacing == .timer {
+            timerDemandChanged(wanted)
+            return
+        }
         guard wanted, error == nil, !scheduler.isWaitingForEvent, !startPending else { return }
         startPending = true
         DispatchQueue.main.async { [weak self] in
@@ -405,6 +487,9 @@ public final class DRMDisplay: FrameSource {
         let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))
         if drmCrtcQueueSequence(fd, crtcID, UInt32(DRM_CRTC_SEQUENCE_RELATIVE), 1, &queued, token) == 0 {
             idleTicks += 1
+        } else if errno == EOPNOTSUPP || errno == EINVAL {
+            // The mode is set, so the CRTC is on: the driver has no vblank events.
+            switchToTimerPacing(reason: "drmCrtcQueueSequence refused (errno \(errno))")
         } else {
             fail(.kernel(operation: "drmCrtcQueueSequence", errno: errno))
         }
@@ -412,7 +497,21 @@ public final class DRMDisplay: FrameSource {
 
     private func flipEvent(sequence32: UInt32, time: MonotonicInstant) {
         guard error == nil, !shutDownDone else { return }
+        if pacing == .timer {
+            timedFlipEvent(time: time)
+            return
+        }
         flipsCompleted += 1
+        // Two flips cannot complete at one vblank: a counter that does not move is no counter.
+        defer { lastFlipSequence32 = sequence32 }
+        if lastFlipSequence32 == sequence32 {
+            record(KernelVblank(sequence: UInt64(sequence32), time: time, kind: .flip))
+            if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
+            shownBO = flippingBO
+            flippingBO = nil
+            switchToTimerPacing(reason: "two page flips completed at vblank \(sequence32)")
+            return
+        }
         let outcome = scheduler.flipCompleted(sequence32: sequence32, at: time)
         record(KernelVblank(sequence: scheduler.lastSequence, time: time, kind: .flip))
         // The flipped frame is on screen from this vblank; a held frame follows it at once.
@@ -458,6 +557,129 @@ public final class DRMDisplay: FrameSource {
             }
             queueVblank()  // nothing drawn: tick on the next vblank without flipping
         }
+    }
+
+    // MARK: Timer pacing (drivers without vblank events)
+
+    /// Pacing by a timer from now on: the driver has no vblank events. Refreshes come at the
+    /// mode's exact period from a `CLOCK_MONOTONIC` timer (``KMSTimerPacer`` decides), never faster.
+    private func switchToTimerPacing(reason: String) {
+        guard pacing == .vblank else { return }
+        pacing = .timer
+        DRMDisplay.log.debug("no vblank events (\(reason)): pacing by a timer at the mode's period \(mode.period.value) ns")
+        if let held = heldBuffer {
+            gbm_surface_release_buffer(gbmSurface, held.bo)
+            heldBuffer = nil
+        }
+        pacer = KMSTimerPacer(period: mode.period, modeSet: scheduler.isModeSet)
+        scheduler.failed()  // the vblank scheduler decides nothing more
+        timerDemandChanged(dispatcher.wantsRefreshes)
+    }
+
+    private func timerDemandChanged(_ wanted: Bool) {
+        guard error == nil, !shutDownDone else { return }
+        guard wanted else {
+            pacer.stopped()
+            return
+        }
+        if let event = pacer.start(now: MonotonicInstant.now(), refreshIndex: dispatcher.nextRefreshIndex) {
+            runTimedCallback(event)
+        } else {
+            armTimer()
+        }
+    }
+
+    /// Arms the timer for the pacer's next tick (absolute, `CLOCK_MONOTONIC`).
+    private func armTimer() {
+        guard let deadline = pacer.deadline, error == nil, !shutDownDone else { return }
+        if timerFD < 0 {
+            timerFD = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
+            guard timerFD >= 0 else {
+                fail(.kernel(operation: "timerfd_create(CLOCK_MONOTONIC)", errno: errno))
+                return
+            }
+            let source = DispatchSource.makeReadSource(fileDescriptor: timerFD, queue: .main)
+            source.setEventHandler { [weak self] in
+                MainActor.assumeIsolated { self?.timerFired() }
+            }
+            timerSource = source
+            source.resume()
+        }
+        var spec = itimerspec()
+        spec.it_value.tv_sec = Int(deadline.nanoseconds / 1_000_000_000)
+        spec.it_value.tv_nsec = Int(deadline.nanoseconds % 1_000_000_000)
+        if timerfd_settime(timerFD, Int32(TFD_TIMER_ABSTIME), &spec, nil) != 0 {
+            fail(.kernel(operation: "timerfd_settime", errno: errno))
+        }
+    }
+
+    private func stopTimer() {
+        timerSource?.cancel()
+        timerSource = nil
+        if timerFD >= 0 { close(timerFD) }
+        timerFD = -1
+    }
+
+    private func timerFired() {
+        var expirations: UInt64 = 0
+        _ = read(timerFD, &expirations, 8)
+        guard error == nil, !shutDownDone else { return }
+        guard dispatcher.wantsRefreshes else {
+            pacer.stopped()
+            return
+        }
+        let tick = pacer.timerFired(now: MonotonicInstant.now(), refreshIndex: dispatcher.nextRefreshIndex)
+        if tick.flipHeld { flipHeldBuffer() }
+        if let event = tick.event {
+            runTimedCallback(event)
+        } else {
+            armTimer()  // woke before the tick
+        }
+    }
+
+    private func runTimedCallback(_ event: RefreshEvent) {
+        dispatcher.dispatch(event)
+        if let feedback = pendingFeedback {
+            pendingFeedback = nil
+            dispatcher.deliver(feedback)
+        }
+        guard error == nil, !shutDownDone else { return }
+        if dispatcher.wantsRefreshes { armTimer() } else { pacer.stopped() }
+    }
+
+    private func presentTimed(bo: OpaquePointer, fb: UInt32) throws(DRMError) {
+        switch pacer.presented() {
+        case .setMode:
+            try setMode(bo: bo, fb: fb)
+            shownBO = bo
+            flipsCompleted += 1
+            pendingFeedback = pacer.modeSet(at: MonotonicInstant.now())
+        case .flip:
+            try flip(bo: bo, fb: fb)
+        case .hold(let discarded):
+            if let stale = heldBuffer {
+                gbm_surface_release_buffer(gbmSurface, stale.bo)
+                if let discarded { pendingFeedback = discarded }
+            }
+            heldBuffer = (bo, fb)
+        }
+    }
+
+    private func flipHeldBuffer() {
+        guard let next = heldBuffer else { return }
+        heldBuffer = nil
+        do { try flip(bo: next.bo, fb: next.fb) } catch { fail(error) }
+    }
+
+    private func timedFlipEvent(time: MonotonicInstant) {
+        flipsCompleted += 1
+        record(KernelVblank(sequence: 0, time: time, kind: .flip))
+        if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
+        shownBO = flippingBO
+        flippingBO = nil
+        let completion = pacer.flipCompleted(at: time)
+        if completion.flipHeld { flipHeldBuffer() }
+        if let feedback = completion.feedback { dispatcher.deliver(feedback) }
     }
 
     // MARK: Kernel vblanks (for tests and diagnostics)
@@ -520,17 +742,11 @@ public final class DRMDisplay: FrameSource {
         readSource?.cancel()
         readSource = nil
         // Restore what was on screen before (fbcon's framebuffer, or nothing).
+        stopTimer()
         if let saved = savedCrtc?.pointee {
-            var connector = connectorID
-            var savedMode = saved.mode
-            if saved.mode_valid != 0 && saved.buffer_id != 0 {
-                let result = drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode)
-                DRMDisplay.log.debug("CRTC \(saved.crtc_id) restored to framebuffer \(saved.buffer_id) \(saved.mode.hdisplay)x\(saved.mode.vdisplay)\(result == 0 ? "" : " failed: \(String(cString: strerror(errno)))")")
-            } else {
-                let result = drmModeSetCrtc(fd, saved.crtc_id, 0, 0, 0, nil, 0, nil)
-                DRMDisplay.log.debug("CRTC \(saved.crtc_id) restored to off (nothing was on it before)\(result == 0 ? "" : " failed: \(String(cString: strerror(errno)))")")
-            }
+            DRMDisplay.log.debug("\(output.restore(saved))")
         }
+        output.release()
         for entry in framebuffers {
             if let mapping = entry.mapping { gbm_bo_unmap(entry.bo, mapping) }
             drmModeRmFB(fd, entry.fb)

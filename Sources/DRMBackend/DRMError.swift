@@ -11,6 +11,11 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
     case noMonotonicTimestamps
     case kernel(operation: String, errno: Int32)
     case graphics(String)
+    /// Atomic modesetting was asked for (``DRMDisplay/Options/kmsAPI`` `.atomic`) but the driver has none.
+    case atomicUnavailable(path: String, driver: String)
+    /// The driver refused an atomic commit, or lacks a property it needs: `property` of `object`
+    /// (e.g. `MODE_ID` of `CRTC 37`, `FB_ID` of `plane 31`) is the part refused.
+    case atomicRefused(property: String, object: String, detail: String, errno: Int32)
 
     public var description: String {
         switch self {
@@ -39,6 +44,13 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             "\(operation) failed (errno \(errno))."
         case .graphics(let message):
             message
+        case .atomicUnavailable(let path, let driver):
+            "The DRM driver \(driver) of \(path) has no atomic modesetting (DRM_CLIENT_CAP_ATOMIC refused). "
+                + "Use the legacy API: DRMDisplay.Options.kmsAPI = .legacy (or .automatic, which falls back to it)."
+        case .atomicRefused(let property, let object, let detail, let errno):
+            "The driver refused the atomic commit at \(property) of \(object): \(detail)"
+                + (errno != 0 ? " (TEST_ONLY commit: errno \(errno))" : "")
+                + ". Choose another mode (DRMDisplay.Options.mode), or the legacy API (DRMDisplay.Options.kmsAPI = .legacy)."
         }
     }
 }

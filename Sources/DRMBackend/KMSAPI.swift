@@ -1,0 +1,99 @@
+internal import CDRM
+import Glibc
+
+/// Which KMS API a ``DRMDisplay`` drives the display with.
+public enum KMSAPI: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Atomic modesetting when the driver offers it (`DRM_CLIENT_CAP_ATOMIC` accepted and the
+    /// `TEST_ONLY` commit of the first frame passes), else legacy.
+    case automatic
+    /// Atomic modesetting only: an error if the driver has none or refuses the test commit.
+    case atomic
+    /// The legacy API (`drmModeSetCrtc`, `drmModePageFlip`), for drivers without atomic and for
+    /// comparison.
+    case legacy
+
+    public var description: String { rawValue }
+}
+
+/// How a ``DRMDisplay`` paces its refreshes.
+public enum KMSPacing: String, Sendable, Hashable, CustomStringConvertible {
+    /// The kernel's vblank events (page-flip and queued vblank events): timestamps are hardware
+    /// vblank times.
+    case vblank
+    /// A timer at the mode's exact period, for drivers without vblank events (virtual GPUs,
+    /// firmware framebuffers, USB displays): timestamps come from the timer's schedule
+    /// (provenance `timer-fallback`), at most one flip per period.
+    case timer
+
+    public var description: String { rawValue }
+}
+
+/// The calls of one KMS API for one CRTC, connector and mode: validate, mode set, page flip and
+/// restore. The display does everything else the same on both.
+protocol KMSOutput: AnyObject {
+    var api: KMSAPI { get }
+    /// Checks, changing nothing, that the mode can be set with `fb` (format `format`, modifier
+    /// `modifier`) on screen; a refusal names what was refused.
+    func validate(fb: UInt32, format: UInt32, modifier: UInt64) throws(DRMError)
+    /// Sets the mode with `fb` on screen (blocking).
+    func setMode(fb: UInt32) throws(DRMError)
+    /// Queues a page flip to `fb` whose completion event carries `userData`: 0, or the errno.
+    /// Allocation-free.
+    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Int32
+    /// Puts back what the CRTC showed before; returns what was done, for the log.
+    func restore(_ saved: drmModeCrtc) -> String
+    /// Frees what the output holds in the kernel and in memory (before the device is closed).
+    func release()
+}
+
+/// The legacy KMS API: `drmModeSetCrtc` and `drmModePageFlip`.
+final class LegacyKMS: KMSOutput {
+    let fd: Int32
+    let crtcID: UInt32
+    let connectorID: UInt32
+    var modeInfo: drmModeModeInfo
+    let modeName: String
+
+    init(fd: Int32, crtcID: UInt32, connectorID: UInt32, modeInfo: drmModeModeInfo, modeName: String) {
+        self.fd = fd
+        self.crtcID = crtcID
+        self.connectorID = connectorID
+        self.modeInfo = modeInfo
+        self.modeName = modeName
+    }
+
+    var api: KMSAPI { .legacy }
+
+    func validate(fb: UInt32, format: UInt32, modifier: UInt64) throws(DRMError) {}
+
+    func setMode(fb: UInt32) throws(DRMError) {
+        var connector = connectorID
+        guard drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) == 0 else {
+            throw .kernel(operation: "drmModeSetCrtc(\(modeName))", errno: errno)
+        }
+    }
+
+    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Int32 {
+        drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData) == 0 ? 0 : errno
+    }
+
+    func restore(_ saved: drmModeCrtc) -> String {
+        LegacyKMS.restore(fd: fd, connectorID: connectorID, saved)
+    }
+
+    /// `drmModeSetCrtc` back to the saved framebuffer and mode, or off.
+    static func restore(fd: Int32, connectorID: UInt32, _ saved: drmModeCrtc) -> String {
+        var connector = connectorID
+        var savedMode = saved.mode
+        if saved.mode_valid != 0 && saved.buffer_id != 0 {
+            let result = drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode)
+            return "CRTC \(saved.crtc_id) restored (legacy) to framebuffer \(saved.buffer_id) \(saved.mode.hdisplay)x\(saved.mode.vdisplay)"
+                + (result == 0 ? "" : " failed: \(String(cString: strerror(errno)))")
+        }
+        let result = drmModeSetCrtc(fd, saved.crtc_id, 0, 0, 0, nil, 0, nil)
+        return "CRTC \(saved.crtc_id) restored (legacy) to off (nothing was on it before)"
+            + (result == 0 ? "" : " failed: \(String(cString: strerror(errno)))")
+    }
+
+    func release() {}
+}

@@ -1,0 +1,179 @@
+import DisplayLinkCore
+
+/// The decisions of a DRM/KMS display whose driver has no vblank events (virtual GPUs, firmware
+/// framebuffers, USB displays: `drmCrtcQueueSequence` refused, page flips that complete at once
+/// with a vblank counter that never moves). A value type, tested on virtual time: timer firings,
+/// presents and flip completions in (every time passed in), refreshes, flips and feedback out.
+///
+/// - Ticks lie on a grid: tick `k` is at `anchor + k·period`, with the exact period of the mode
+///   and the anchor the time of the first start. A refresh's `timestamp` is its tick's time (from
+///   the schedule, not from when the timer happened to wake), `sequence` is nil (there is no
+///   vblank counter: the core counts refreshes from the timestamps), provenance
+///   ``TimestampProvenance/timerFallback``: never hardware vblank.
+/// - At most one callback per tick: a timer that wakes early (before the next tick) asks to be
+///   armed again for it; one that wakes late jumps to the newest tick passed (the ticks in
+///   between are missed, as the timestamps show).
+/// - At most one flip per period: a frame presented in a tick is flipped at once unless a flip was
+///   already submitted in that tick or is still pending; then it is held (replacing an older held
+///   frame, which is discarded) and flipped at the next tick or at the pending flip's completion,
+///   whichever comes first in a later tick.
+/// - The first present sets the mode (it counts as this tick's flip); its frame is on screen when
+///   the mode set returns.
+/// - Nothing here waits for flips to pace: the timer alone brings callbacks, so a driver whose
+///   flips complete at once never makes the display spin.
+///
+/// Allocation-free.
+public struct KMSTimerPacer: Sendable {
+    /// What to do with a frame just presented.
+    public enum PresentAction: Equatable, Sendable {
+        /// Nothing is on screen yet: set the mode with this frame (blocking), then call
+        /// ``modeSet(at:)``.
+        case setMode
+        /// Submit a page flip (with an event) for this frame now.
+        case flip
+        /// Keep the frame; flip it when ``timerFired(now:refreshIndex:)`` or
+        /// ``flipCompleted(at:)`` says so. `discarding`: an older held frame the shell drops.
+        case hold(discarding: PresentationFeedback?)
+    }
+
+    /// What a timer firing brings.
+    public struct Tick: Equatable, Sendable {
+        /// Flip the held frame now (before dispatching).
+        public var flipHeld: Bool
+        /// Dispatch this refresh (nil: the timer woke before the next tick; arm it again).
+        public var event: RefreshEvent?
+    }
+
+    /// What a flip completion brings.
+    public struct Completion: Equatable, Sendable {
+        public var feedback: PresentationFeedback?
+        /// Flip the held frame now.
+        public var flipHeld: Bool
+    }
+
+    /// The exact refresh period (from the mode timings).
+    public let period: Nanoseconds
+    /// Tick 0's time: the first start.
+    public private(set) var anchor: MonotonicInstant?
+    /// The newest tick a refresh was dispatched for.
+    public private(set) var lastTick: UInt64?
+    /// Whether the mode is set.
+    public private(set) var isModeSet = false
+    /// The refresh whose frame's flip is pending, and the tick it was submitted in.
+    public private(set) var flipping: UInt64?
+    public private(set) var flipTick: UInt64?
+    /// The refresh of a frame held for a later tick.
+    public private(set) var held: UInt64?
+    /// Flips (and the mode set) submitted, one per tick at most.
+    public private(set) var flipsSubmitted = 0
+    /// The next dispatched refresh follows a stop (or is the first).
+    private var restarting = true
+    /// The refresh of the last dispatched callback.
+    private var callbackRefresh: UInt64 = 0
+
+    /// - Parameter modeSet: the mode is already set (pacing switched to the timer mid-run).
+    public init(period: Nanoseconds, modeSet: Bool = false) {
+        self.period = Nanoseconds(max(1, period.value))
+        isModeSet = modeSet
+    }
+
+    /// The time of tick `k`.
+    public func time(ofTick k: UInt64) -> MonotonicInstant {
+        (anchor ?? .zero) + Nanoseconds(Int64(truncatingIfNeeded: k) &* period.value)
+    }
+
+    /// When the timer should fire next: the tick after the last dispatched one (nil before the
+    /// first start).
+    public var deadline: MonotonicInstant? {
+        guard anchor != nil else { return nil }
+        return time(ofTick: lastTick.map { $0 + 1 } ?? 0)
+    }
+
+    // MARK: Demand
+
+    /// Refreshes are wanted (again) at `now`. The first start anchors the grid at `now` and
+    /// returns tick 0's refresh to dispatch at once; a restart returns nil: arm the timer for
+    /// ``deadline`` (the next tick), whose refresh follows the stall.
+    public mutating func start(now: MonotonicInstant, refreshIndex: UInt64) -> RefreshEvent? {
+        restarting = true
+        guard anchor == nil else { return nil }
+        anchor = now
+        return dispatch(tick: 0, refreshIndex: refreshIndex)
+    }
+
+    /// Nobody wants refreshes: the timer is not armed again; the next refresh follows a stall.
+    public mutating func stopped() {
+        restarting = true
+    }
+
+    /// The timer fired at `now`.
+    public mutating func timerFired(now: MonotonicInstant, refreshIndex: UInt64) -> Tick {
+        guard let anchor else { return Tick(flipHeld: false, event: nil) }
+        let elapsed = (now - anchor).value
+        let k = elapsed < 0 ? 0 : UInt64(elapsed / period.value)
+        if let last = lastTick, k <= last { return Tick(flipHeld: false, event: nil) }
+        var flipHeld = false
+        if let frame = held, flipping == nil {
+            held = nil
+            submit(frame, tick: k)
+            flipHeld = true
+        }
+        return Tick(flipHeld: flipHeld, event: dispatch(tick: k, refreshIndex: refreshIndex))
+    }
+
+    private mutating func dispatch(tick k: UInt64, refreshIndex: UInt64) -> RefreshEvent {
+        lastTick = k
+        callbackRefresh = refreshIndex
+        let timestamp = time(ofTick: k)
+        let event = RefreshEvent(timestamp: timestamp, sequence: nil, refreshPeriod: period,
+                                 targetTimestamp: timestamp + period, provenance: .timerFallback,
+                                 followsStall: restarting)
+        restarting = false
+        return event
+    }
+
+    // MARK: Presents and flips
+
+    /// The current callback's frame was presented.
+    public mutating func presented() -> PresentAction {
+        let tick = lastTick ?? 0
+        if !isModeSet {
+            isModeSet = true
+            flipTick = tick
+            flipsSubmitted += 1
+            return .setMode
+        }
+        if flipping != nil || flipTick == tick {
+            let stale = held.map { PresentationFeedback(refreshIndex: $0, outcome: .discarded) }
+            held = callbackRefresh
+            return .hold(discarding: stale)
+        }
+        submit(callbackRefresh, tick: tick)
+        return .flip
+    }
+
+    /// The mode set returned at `time`: the first frame is on screen.
+    public mutating func modeSet(at time: MonotonicInstant) -> PresentationFeedback {
+        PresentationFeedback(refreshIndex: callbackRefresh, outcome: .presented(at: time, sequence: nil))
+    }
+
+    private mutating func submit(_ refresh: UInt64, tick: UInt64) {
+        flipping = refresh
+        flipTick = tick
+        flipsSubmitted += 1
+    }
+
+    /// The pending flip completed at `time` (the event's time; it carries no vblank counter).
+    /// A held frame presented in a later tick than the flip's is flipped now.
+    public mutating func flipCompleted(at time: MonotonicInstant) -> Completion {
+        guard let frame = flipping else { return Completion(feedback: nil, flipHeld: false) }
+        flipping = nil
+        let feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: nil))
+        if let next = held, let tick = lastTick, let last = flipTick, tick > last {
+            held = nil
+            submit(next, tick: tick)
+            return Completion(feedback: feedback, flipHeld: true)
+        }
+        return Completion(feedback: feedback, flipHeld: false)
+    }
+}
