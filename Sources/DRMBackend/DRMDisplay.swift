@@ -648,7 +648,7 @@ public final class DRMDisplay: FrameSource {
     }
 
     private func presentTimed(bo: OpaquePointer, fb: UInt32) throws(DRMError) {
-        switch pacer.presented() {
+        switch pacer.presented(now: MonotonicInstant.now()) {
         case .setMode:
             try setMode(bo: bo, fb: fb)
             shownBO = bo

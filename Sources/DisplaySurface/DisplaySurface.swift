@@ -163,7 +163,7 @@ public final class DisplaySurface: FrameSource {
     private static func openDRM(_ options: Options) throws(DisplaySurfaceError) -> DRMDisplay {
         let mode = try options.mode?.drmRequest()
         do {
-            return try DRMDisplay(options: DRMDisplay.Options(devicePath: options.devicePath, mode: mode))
+            return try DRMDisplay(options: DRMDisplay.Options(devicePath: options.devicePath, mode: mode, kmsAPI: options.kmsAPI.drm))
         } catch {
             throw .drm(error)
         }

@@ -47,6 +47,19 @@ extension DisplaySurface {
         }
     }
 
+    /// The KMS API on DRM/KMS: atomic first with legacy as the fallback, or one of them.
+    public enum KMSAPI: String, Sendable, Hashable, CaseIterable {
+        case automatic, atomic, legacy
+
+        var drm: DRMBackend.KMSAPI {
+            switch self {
+            case .automatic: .automatic
+            case .atomic: .atomic
+            case .legacy: .legacy
+            }
+        }
+    }
+
     /// How to open a surface.
     public struct Options: Sendable {
         /// The window title (Wayland).
@@ -74,6 +87,8 @@ extension DisplaySurface {
         /// size to go back to on ``DisplaySurface/setFullscreen(_:)`` `false`). On DRM/KMS the
         /// surface is always the whole output, so this changes nothing there.
         public var fullscreen: Bool
+        /// The KMS API on DRM/KMS (`.automatic`: atomic when the driver has it, else legacy).
+        public var kmsAPI: KMSAPI = .automatic
 
         public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
                     width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,

@@ -27,7 +27,8 @@ extension DisplaySurface {
     ///   `gles_version`, `swap_with_damage`.
     /// - DRM/KMS: `device`, `driver`, `connector`, `mode`, `presentation_clock`,
     ///   `refresh_advertised`, `refresh_exact`, `period_exact`, `flips_submitted`,
-    ///   `flips_completed`, `egl_driver`, `buffers_kept_mapped`.
+    ///   `flips_completed`, `egl_driver`, `buffers_kept_mapped`, `kms_api` (`atomic` or `legacy`),
+    ///   `pacing` (`vblank`, or `timer` on a driver without vblank events).
     ///
     /// After ``close()`` it is what it was at the moment of closing.
     public var environment: [EnvironmentEntry] {
@@ -58,6 +59,8 @@ extension DisplaySurface {
                 EnvironmentEntry("flips_completed", .int(display.flipsCompleted)),
                 EnvironmentEntry("egl_driver", display.context.driverName.map { .string($0) } ?? .unknown),
                 EnvironmentEntry("buffers_kept_mapped", .bool(display.keepsBuffersMapped)),
+                EnvironmentEntry("kms_api", .string(display.kmsAPI.rawValue)),
+                EnvironmentEntry("pacing", .string(display.pacing.rawValue)),
             ]
         }
         return []

@@ -13,12 +13,12 @@ import DisplayLinkCore
 /// - At most one callback per tick: a timer that wakes early (before the next tick) asks to be
 ///   armed again for it; one that wakes late jumps to the newest tick passed (the ticks in
 ///   between are missed, as the timestamps show).
-/// - At most one flip per period: a frame presented in a tick is flipped at once unless a flip was
-///   already submitted in that tick or is still pending; then it is held (replacing an older held
-///   frame, which is discarded) and flipped at the next tick or at the pending flip's completion,
-///   whichever comes first in a later tick.
-/// - The first present sets the mode (it counts as this tick's flip); its frame is on screen when
-///   the mode set returns.
+/// - At most one flip per period of the grid: a frame presented at `now` is flipped at once unless
+///   a flip was already submitted in the period of the grid `now` is in, or is still pending; then
+///   it is held (replacing an older held frame, which is discarded) and flipped at the next timer
+///   firing or at the pending flip's completion, whichever comes first in a later period.
+/// - The first present sets the mode (it counts as that period's flip); its frame is on screen
+///   when the mode set returns.
 /// - Nothing here waits for flips to pace: the timer alone brings callbacks, so a driver whose
 ///   flips complete at once never makes the display spin.
 ///
@@ -59,9 +59,9 @@ public struct KMSTimerPacer: Sendable {
     public private(set) var lastTick: UInt64?
     /// Whether the mode is set.
     public private(set) var isModeSet = false
-    /// The refresh whose frame's flip is pending, and the tick it was submitted in.
+    /// The refresh whose frame's flip is pending, and the period of the grid of the last flip.
     public private(set) var flipping: UInt64?
-    public private(set) var flipTick: UInt64?
+    public private(set) var flipPeriod: UInt64?
     /// The refresh of a frame held for a later tick.
     public private(set) var held: UInt64?
     /// Flips (and the mode set) submitted, one per tick at most.
@@ -75,6 +75,12 @@ public struct KMSTimerPacer: Sendable {
     public init(period: Nanoseconds, modeSet: Bool = false) {
         self.period = Nanoseconds(max(1, period.value))
         isModeSet = modeSet
+    }
+
+    /// The period of the grid `time` is in: tick `k` starts period `k`.
+    public func periodIndex(at time: MonotonicInstant) -> UInt64 {
+        let elapsed = (time - (anchor ?? time)).value
+        return elapsed < 0 ? 0 : UInt64(elapsed / period.value)
     }
 
     /// The time of tick `k`.
@@ -108,14 +114,13 @@ public struct KMSTimerPacer: Sendable {
 
     /// The timer fired at `now`.
     public mutating func timerFired(now: MonotonicInstant, refreshIndex: UInt64) -> Tick {
-        guard let anchor else { return Tick(flipHeld: false, event: nil) }
-        let elapsed = (now - anchor).value
-        let k = elapsed < 0 ? 0 : UInt64(elapsed / period.value)
+        guard anchor != nil else { return Tick(flipHeld: false, event: nil) }
+        let k = periodIndex(at: now)
         if let last = lastTick, k <= last { return Tick(flipHeld: false, event: nil) }
         var flipHeld = false
-        if let frame = held, flipping == nil {
+        if let frame = held, flipping == nil, flipPeriod.map({ k > $0 }) ?? true {
             held = nil
-            submit(frame, tick: k)
+            submit(frame, period: k)
             flipHeld = true
         }
         return Tick(flipHeld: flipHeld, event: dispatch(tick: k, refreshIndex: refreshIndex))
@@ -134,21 +139,21 @@ public struct KMSTimerPacer: Sendable {
 
     // MARK: Presents and flips
 
-    /// The current callback's frame was presented.
-    public mutating func presented() -> PresentAction {
-        let tick = lastTick ?? 0
+    /// The current callback's frame was presented at `now`.
+    public mutating func presented(now: MonotonicInstant) -> PresentAction {
+        let current = periodIndex(at: now)
         if !isModeSet {
             isModeSet = true
-            flipTick = tick
+            flipPeriod = current
             flipsSubmitted += 1
             return .setMode
         }
-        if flipping != nil || flipTick == tick {
+        if flipping != nil || flipPeriod.map({ current <= $0 }) == true {
             let stale = held.map { PresentationFeedback(refreshIndex: $0, outcome: .discarded) }
             held = callbackRefresh
             return .hold(discarding: stale)
         }
-        submit(callbackRefresh, tick: tick)
+        submit(callbackRefresh, period: current)
         return .flip
     }
 
@@ -157,21 +162,22 @@ public struct KMSTimerPacer: Sendable {
         PresentationFeedback(refreshIndex: callbackRefresh, outcome: .presented(at: time, sequence: nil))
     }
 
-    private mutating func submit(_ refresh: UInt64, tick: UInt64) {
+    private mutating func submit(_ refresh: UInt64, period current: UInt64) {
         flipping = refresh
-        flipTick = tick
+        flipPeriod = current
         flipsSubmitted += 1
     }
 
     /// The pending flip completed at `time` (the event's time; it carries no vblank counter).
-    /// A held frame presented in a later tick than the flip's is flipped now.
+    /// A held frame is flipped now if `time` is in a later period than the last flip's.
     public mutating func flipCompleted(at time: MonotonicInstant) -> Completion {
         guard let frame = flipping else { return Completion(feedback: nil, flipHeld: false) }
         flipping = nil
         let feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: nil))
-        if let next = held, let tick = lastTick, let last = flipTick, tick > last {
+        let current = periodIndex(at: time)
+        if let next = held, flipPeriod.map({ current > $0 }) ?? true {
             held = nil
-            submit(next, tick: tick)
+            submit(next, period: current)
             return Completion(feedback: feedback, flipHeld: true)
         }
         return Completion(feedback: feedback, flipHeld: false)

@@ -80,6 +80,7 @@ final class DemoRunner {
         var surfaceOptions = DisplaySurface.Options(title: "displaylink-demo", appID: "org.displaylink.demo",
                                                     width: options.size.width, height: options.size.height,
                                                     devicePath: options.device, mode: mode)
+        surfaceOptions.kmsAPI = DisplaySurface.KMSAPI(rawValue: options.kmsAPI.rawValue) ?? .automatic
         switch options.backend {
         case .auto: surfaceOptions.backend = options.headless ? .wayland : .auto
         case .wayland: surfaceOptions.backend = .wayland

@@ -6,6 +6,10 @@ enum BackendChoice: String, ExpressibleByArgument, CaseIterable {
     case auto, wayland, drm
 }
 
+enum KMSAPIChoice: String, ExpressibleByArgument, CaseIterable {
+    case automatic, atomic, legacy
+}
+
 struct PixelSize: ExpressibleByArgument {
     var width: Int32
     var height: Int32
@@ -62,6 +66,9 @@ struct RunOptions: ParsableArguments {
 
     @Option(help: "DRM mode for --backend drm as WxH or WxH@Hz (default: the connector's preferred mode).")
     var mode: String?
+
+    @Option(name: .customLong("kms-api"), help: "KMS API for --backend drm: automatic (atomic when the driver has it, else legacy), atomic or legacy.")
+    var kmsAPI: KMSAPIChoice = .automatic
 
     @Option(name: .customLong("log-level"),
             help: "Print the library's log (displaylink.surface/.wayland/.drm) at this level and above to stderr: trace, debug, info, notice, warning, error or critical. The library logs its decisions at debug (default: nothing printed).")

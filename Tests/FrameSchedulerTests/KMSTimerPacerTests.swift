@@ -1,0 +1,248 @@
+import DisplayLinkCore
+import FrameSchedulers
+import PropertyBased
+import Testing
+
+/// A simulated KMS driver without vblank events on virtual time around a ``KMSTimerPacer``,
+/// doing what the `DRMDisplay` shell does in timer pacing, with a real ``RefreshDispatcher`` and
+/// ``DisplayLink``. The timer fires `wakeLag(n)` after the deadline it was armed for (negative:
+/// early); a flip submitted at `t` completes at `t + flipLatency(n)` (0: at once, as such drivers
+/// do); the callback renders for `renderTime(n)` and presents unless `draws(n)` is false.
+@MainActor
+final class KMSTimerHarness: FrameSource {
+    let dispatcher = RefreshDispatcher()
+    var pacer: KMSTimerPacer
+    var now: MonotonicInstant
+    var link: DisplayLink?
+    var renderTime: (Int) -> Nanoseconds = { _ in Nanoseconds(2_000_000) }
+    var wakeLag: (Int) -> Nanoseconds = { _ in Nanoseconds(300_000) }
+    var flipLatency: (Int) -> Nanoseconds = { _ in .zero }
+    var draws: (Int) -> Bool = { _ in true }
+    var onCallback: ((Int, DisplayLink) -> Void)?
+
+    private(set) var events: [RefreshEvent] = []
+    private(set) var frames: [DisplayFrame] = []
+    /// When each callback ran (virtual time), parallel to `frames`.
+    private(set) var callbackTimes: [MonotonicInstant] = []
+    /// Times of the mode set and every flip submitted.
+    private(set) var submissions: [MonotonicInstant] = []
+    private(set) var presented: [UInt64: MonotonicInstant] = [:]
+    private(set) var discarded: [UInt64] = []
+    private(set) var timerWakes = 0
+    private(set) var violations: [String] = []
+
+    private var armed: MonotonicInstant?
+    private var pendingFlip: MonotonicInstant?
+    private var startRequested = false
+    private var pendingFeedback: PresentationFeedback?
+
+    init(period: Nanoseconds, start: MonotonicInstant) {
+        pacer = KMSTimerPacer(period: period)
+        now = start
+        dispatcher.onDemandChange = { [weak self] wanted in
+            if wanted { self?.startRequested = true } else { self?.pacer.stopped() }
+        }
+    }
+
+    func start() {
+        let link = DisplayLink(source: self, target: self) { harness, link in harness.callback(link) }
+        link.presentationHandler = { [weak self] feedback in
+            switch feedback.outcome {
+            case .presented(let at, _): self?.presented[feedback.refreshIndex] = at
+            case .discarded: self?.discarded.append(feedback.refreshIndex)
+            }
+        }
+        self.link = link
+    }
+
+    /// Runs until the link has had `count` callbacks (or nothing more happens).
+    func run(callbacks count: Int) {
+        var steps = 0
+        while frames.count < count, steps < 100_000 {
+            steps += 1
+            if startRequested {
+                startRequested = false
+                guard dispatcher.wantsRefreshes else { continue }
+                if let event = pacer.start(now: now, refreshIndex: dispatcher.nextRefreshIndex) { runCallback(event) } else { arm() }
+                continue
+            }
+            let wake = armed.map { $0 + wakeLag(timerWakes) }
+            if let flip = pendingFlip, wake.map({ flip <= $0 }) ?? true {
+                pendingFlip = nil
+                now = max(now, flip)
+                let completion = pacer.flipCompleted(at: now)
+                if completion.flipHeld { submitFlip() }
+                if let feedback = completion.feedback { dispatcher.deliver(feedback) }
+            } else if let wake {
+                armed = nil
+                timerWakes += 1
+                now = max(now, wake)
+                guard dispatcher.wantsRefreshes else { pacer.stopped(); continue }
+                let tick = pacer.timerFired(now: now, refreshIndex: dispatcher.nextRefreshIndex)
+                if tick.flipHeld { submitFlip() }
+                if let event = tick.event { runCallback(event) } else { arm() }
+            } else {
+                return
+            }
+        }
+    }
+
+    private func arm() { armed = pacer.deadline }
+
+    private func submitFlip() {
+        if pendingFlip != nil { violations.append("a second flip submitted while one is pending at \(now)") }
+        submissions.append(now)
+        pendingFlip = now + flipLatency(submissions.count)
+    }
+
+    private func runCallback(_ event: RefreshEvent) {
+        if now < event.timestamp { violations.append("a callback at \(now) before its tick \(event.timestamp)") }
+        events.append(event)
+        dispatcher.dispatch(event)
+        if let feedback = pendingFeedback {
+            pendingFeedback = nil
+            dispatcher.deliver(feedback)
+        }
+        if dispatcher.wantsRefreshes { arm() } else { pacer.stopped() }
+    }
+
+    private func callback(_ link: DisplayLink) {
+        let n = frames.count
+        frames.append(link.frame)
+        callbackTimes.append(now)
+        onCallback?(n, link)
+        now = now + renderTime(n)
+        guard draws(n) else { return }
+        switch pacer.presented(now: now) {
+        case .setMode:
+            submissions.append(now)
+            pendingFeedback = pacer.modeSet(at: now)
+        case .flip:
+            submitFlip()
+        case .hold(let stale):
+            if let stale { pendingFeedback = stale }
+        }
+    }
+}
+
+@MainActor
+@Suite("KMS timer pacing (drivers without vblank) on virtual time")
+struct KMSTimerPacerTests {
+    let period = Nanoseconds(16_683_217)  // 640x480@59.94
+    let start = MonotonicInstant(nanoseconds: 5_000_000_000)
+
+    func tick(_ k: Int64) -> MonotonicInstant { start + Nanoseconds(k * 16_683_217) }
+
+    @Test("flips that complete at once: one callback per tick, timestamps exactly start + k·period, timer provenance, no sequence, exact deltas, one flip per period")
+    func steady() {
+        let h = KMSTimerHarness(period: period, start: start)
+        h.start()
+        h.run(callbacks: 10)
+        #expect(h.frames.count == 10)
+        #expect(h.events.map(\.timestamp) == (0..<10).map { tick($0) })
+        #expect(h.events.allSatisfy { $0.provenance == .timerFallback && $0.sequence == nil && $0.refreshPeriod == period })
+        #expect(h.events.map(\.targetTimestamp) == (1...10).map { tick($0) })
+        #expect(h.events[0].followsStall && h.events.dropFirst().allSatisfy { !$0.followsStall })
+        #expect(h.frames.map(\.delta) == [.zero] + Array(repeating: period, count: 9))
+        #expect(h.frames.allSatisfy { $0.missedFrames == 0 && $0.provenance == .timerFallback && $0.duration == period })
+        #expect(zip(h.frames, h.frames.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 })
+        // The mode set at frame 0's present, then one flip per callback, each within its tick.
+        #expect(h.submissions == (0..<10).map { tick($0) + Nanoseconds(300_000 * ($0 == 0 ? 0 : 1) + 2_000_000) })
+        // Frame 0 is on screen when the mode set returns; the others when their flip completed.
+        #expect(h.presented[0] == tick(0) + Nanoseconds(2_000_000))
+        #expect(h.presented[5] == tick(5) + Nanoseconds(2_300_000))
+        #expect(h.violations.isEmpty, "\(h.violations)")
+    }
+
+    @Test("a timer that wakes 2.5 periods late: the newest tick passed, two missed, still on the grid; an early wake changes nothing")
+    func lateAndEarlyWakes() {
+        let h = KMSTimerHarness(period: period, start: start)
+        h.wakeLag = { n in
+            switch n {
+            case 3: Nanoseconds(period.value * 5 / 2)
+            case 5: Nanoseconds(-1_000_000)  // before the tick: no callback, armed again
+            default: Nanoseconds(300_000)
+            }
+        }
+        h.start()
+        h.run(callbacks: 7)
+        // Wakes 0,1,2 → ticks 1,2,3; wake 3 (late by 2.5 periods) → tick 6; wake 4 → 7; wake 5
+        // early (no callback); wake 6 → 8.
+        #expect(h.events.map(\.timestamp) == [0, 1, 2, 3, 6, 7, 8].map { tick($0) })
+        #expect(h.frames[4].delta == period * 3 && h.frames[4].missedFrames == 2)
+        #expect(h.frames[6].delta == period && h.frames[6].missedFrames == 0)
+        #expect(h.timerWakes == 7)
+        #expect(h.violations.isEmpty, "\(h.violations)")
+    }
+
+    @Test("flips that take 1.5 periods: a frame presented while one is pending is held, flipped in a later tick; at most one flip per tick; a replaced held frame is discarded")
+    func slowFlips() {
+        let h = KMSTimerHarness(period: period, start: start)
+        h.flipLatency = { _ in Nanoseconds(period.value * 3 / 2) }
+        h.start()
+        h.run(callbacks: 12)
+        #expect(h.events.map(\.timestamp) == (0..<12).map { tick($0) })  // the timer alone paces
+        let ticks = h.submissions.map { ($0 - start).value / period.value }
+        #expect(Set(ticks).count == ticks.count, "two flips in one tick: \(ticks)")
+        #expect(h.submissions.count < h.frames.count)
+        #expect(!h.discarded.isEmpty)
+        #expect(h.violations.isEmpty, "\(h.violations)")
+    }
+
+    @Test("paused and resumed: no callbacks while paused, the resume lands on the next tick of the same grid with a zero delta")
+    func pauseResume() {
+        let h = KMSTimerHarness(period: period, start: start)
+        h.onCallback = { n, link in if n == 3 { link.isPaused = true } }
+        h.start()
+        h.run(callbacks: 4)
+        #expect(h.frames.count == 4)
+        h.run(callbacks: 5)
+        #expect(h.frames.count == 4)  // paused: nothing more
+        h.link?.isPaused = false
+        h.run(callbacks: 6)
+        #expect(h.events.map(\.timestamp) == [0, 1, 2, 3, 4, 5].map { tick($0) })
+        #expect(h.events[4].followsStall && !h.events[5].followsStall)
+        #expect(h.frames[4].delta == .zero && h.frames[5].delta == period)
+        #expect(h.violations.isEmpty, "\(h.violations)")
+    }
+
+    @Test("a callback that draws nothing still ticks by the timer, with no flip")
+    func idle() {
+        let h = KMSTimerHarness(period: period, start: start)
+        h.draws = { $0 == 0 }
+        h.start()
+        h.run(callbacks: 8)
+        #expect(h.events.map(\.timestamp) == (0..<8).map { tick($0) })
+        #expect(h.submissions.count == 1)  // the mode set only
+    }
+
+    @Test("any wake lags, render times and flip latencies: every timestamp on the grid, one callback per tick at most and never before it, at most one flip per tick, delta and misses from the grid")
+    func invariants() async {
+        await propertyCheck(count: 200, input: Gen.int64(in: -2_000_000...60_000_000).array(of: 1...20),
+                            Gen.int64(in: 0...40_000_000).array(of: 1...20), Gen.int64(in: 0...40_000_000).array(of: 1...20)) { lags, renders, latencies in
+            let h = KMSTimerHarness(period: period, start: start)
+            h.wakeLag = { Nanoseconds(lags[$0 % lags.count]) }
+            h.renderTime = { Nanoseconds(renders[$0 % renders.count]) }
+            h.flipLatency = { Nanoseconds(latencies[$0 % latencies.count]) }
+            h.start()
+            h.run(callbacks: 60)
+            #expect(h.frames.count == 60)
+            #expect(h.violations.isEmpty, "\(h.violations)")
+            for (i, e) in h.events.enumerated() {
+                #expect((e.timestamp - start).value % period.value == 0, "event \(i) off the grid")
+                #expect(e.provenance == .timerFallback && e.sequence == nil)
+            }
+            for i in 1..<h.frames.count {
+                let a = h.frames[i - 1], b = h.frames[i]
+                #expect(b.timestamp > a.timestamp)
+                #expect(b.delta == b.timestamp - a.timestamp)
+                #expect(b.missedFrames == Int((b.timestamp - a.timestamp).value / period.value) - 1)
+            }
+            let ticks = h.submissions.map { ($0 - start).value / period.value }
+            #expect(Set(ticks).count == ticks.count, "two flips in one tick: \(ticks)")
+            // Never faster than the period: callbacks ≤ ticks elapsed + 1.
+            let elapsed = (h.callbackTimes.last! - start).value / period.value
+            #expect(Int64(h.frames.count) <= elapsed + 1)
+        }
+    }
+}
