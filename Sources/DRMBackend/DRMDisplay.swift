@@ -58,6 +58,9 @@ public final class DRMDisplay: FrameSource {
     /// without them (found at start, or when vblank events are refused or flips never move the
     /// vblank counter).
     public private(set) var pacing: KMSPacing = .vblank
+    /// The errno with which the kernel refused a vblank query or queued vblank event (95,
+    /// EOPNOTSUPP: the driver has no vblank support), or nil while it never refused one.
+    public private(set) var vblankRefusal: Int32?
     /// What the primary plane scans out (from `IN_FORMATS`), when the driver lists its planes.
     public let planeFormats: PlaneFormats?
     /// Page flips submitted and completed.
@@ -89,6 +92,7 @@ public final class DRMDisplay: FrameSource {
     /// The last vblanks the kernel reported (flip and vblank events, and current-vblank reads), for
     /// tests and diagnostics: a ring, filled without allocating.
     private var kernelVblankRing: [KernelVblank]
+    private var flipSubmissionRing: [MonotonicInstant]
     /// The KMS calls (atomic or legacy) and the timer pacing for drivers without vblank events.
     private var output: any KMSOutput
     private let requestedAPI: KMSAPI
@@ -173,6 +177,7 @@ public final class DRMDisplay: FrameSource {
         modeInfo = info
         scheduler = KMSFrameScheduler(period: selected.period)
         kernelVblankRing = Array(repeating: KernelVblank(sequence: 0, time: .zero, kind: .vblank), count: DRMDisplay.kernelVblankCapacity)
+        flipSubmissionRing = Array(repeating: .zero, count: DRMDisplay.kernelVblankCapacity)
         guard let crtc = DRMDisplay.findCrtc(fd: fd, resources: resources, connector: connector) else {
             throw .noCRTC(connector: name)
         }
@@ -204,6 +209,7 @@ public final class DRMDisplay: FrameSource {
         var probeSequence: UInt64 = 0, probeTime: UInt64 = 0
         if drmCrtcGetSequence(fd, crtc, &probeSequence, &probeTime) != 0 && errno == EOPNOTSUPP {
             pacing = .timer
+            vblankRefusal = EOPNOTSUPP
         }
         DRMDisplay.log.debug("KMS API \(output.api) (asked: \(options.kmsAPI)); primary plane \(plane.map { "\($0.id): \($0.formats)" } ?? "not listed"); pacing: \(pacing == .timer ? "timer at the mode's period (the driver has no vblank events)" : "vblank events")")
 
@@ -345,7 +351,8 @@ public final class DRMDisplay: FrameSource {
         }
     }
 
-    private func flip(bo: OpaquePointer, fb: UInt32) throws(DRMError) {
+    /// - Parameter time: when the flip was decided (recorded; default now).
+    private func flip(bo: OpaquePointer, fb: UInt32, at time: MonotonicInstant? = nil) throws(DRMError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         let code = output.flip(fb: fb, userData: me)
         guard code == 0 else {
@@ -353,6 +360,7 @@ public final class DRMDisplay: FrameSource {
             throw .kernel(operation: output.api == .atomic ? "drmModeAtomicCommit(NONBLOCK | PAGE_FLIP_EVENT)" : "drmModePageFlip", errno: code)
         }
         flippingBO = bo
+        flipSubmissionRing[flipsSubmitted % DRMDisplay.kernelVblankCapacity] = time ?? MonotonicInstant.now()
         flipsSubmitted += 1
     }
 
@@ -489,6 +497,7 @@ public final class DRMDisplay: FrameSource {
             idleTicks += 1
         } else if errno == EOPNOTSUPP || errno == EINVAL {
             // The mode is set, so the CRTC is on: the driver has no vblank events.
+            vblankRefusal = errno
             switchToTimerPacing(reason: "drmCrtcQueueSequence refused (errno \(errno))")
         } else {
             fail(.kernel(operation: "drmCrtcQueueSequence", errno: errno))
@@ -628,8 +637,9 @@ public final class DRMDisplay: FrameSource {
             pacer.stopped()
             return
         }
-        let tick = pacer.timerFired(now: MonotonicInstant.now(), refreshIndex: dispatcher.nextRefreshIndex)
-        if tick.flipHeld { flipHeldBuffer() }
+        let now = MonotonicInstant.now()
+        let tick = pacer.timerFired(now: now, refreshIndex: dispatcher.nextRefreshIndex)
+        if tick.flipHeld { flipHeldBuffer(decidedAt: now) }
         if let event = tick.event {
             runTimedCallback(event)
         } else {
@@ -648,14 +658,14 @@ public final class DRMDisplay: FrameSource {
     }
 
     private func presentTimed(bo: OpaquePointer, fb: UInt32) throws(DRMError) {
-        switch pacer.presented(now: MonotonicInstant.now()) {
+        let now = MonotonicInstant.now()
+        switch pacer.presented(now: now) {
         case .setMode:
             try setMode(bo: bo, fb: fb)
             shownBO = bo
-            flipsCompleted += 1
             pendingFeedback = pacer.modeSet(at: MonotonicInstant.now())
         case .flip:
-            try flip(bo: bo, fb: fb)
+            try flip(bo: bo, fb: fb, at: now)
         case .hold(let discarded):
             if let stale = heldBuffer {
                 gbm_surface_release_buffer(gbmSurface, stale.bo)
@@ -665,10 +675,10 @@ public final class DRMDisplay: FrameSource {
         }
     }
 
-    private func flipHeldBuffer() {
+    private func flipHeldBuffer(decidedAt time: MonotonicInstant) {
         guard let next = heldBuffer else { return }
         heldBuffer = nil
-        do { try flip(bo: next.bo, fb: next.fb) } catch { fail(error) }
+        do { try flip(bo: next.bo, fb: next.fb, at: time) } catch { fail(error) }
     }
 
     private func timedFlipEvent(time: MonotonicInstant) {
@@ -678,7 +688,7 @@ public final class DRMDisplay: FrameSource {
         shownBO = flippingBO
         flippingBO = nil
         let completion = pacer.flipCompleted(at: time)
-        if completion.flipHeld { flipHeldBuffer() }
+        if completion.flipHeld { flipHeldBuffer(decidedAt: time) }
         if let feedback = completion.feedback { dispatcher.deliver(feedback) }
     }
 
@@ -701,6 +711,12 @@ public final class DRMDisplay: FrameSource {
         let n = min(kernelVblankCount, DRMDisplay.kernelVblankCapacity)
         let start = kernelVblankCount - n
         return (start..<kernelVblankCount).map { kernelVblankRing[$0 % DRMDisplay.kernelVblankCapacity] }
+    }
+
+    /// When the last (up to 4096) page flips were submitted, oldest first (the mode set is not one).
+    public var recentFlipSubmissions: [MonotonicInstant] {
+        let n = min(flipsSubmitted, DRMDisplay.kernelVblankCapacity)
+        return (flipsSubmitted - n..<flipsSubmitted).map { flipSubmissionRing[$0 % DRMDisplay.kernelVblankCapacity] }
     }
 
     private func record(_ vblank: KernelVblank) {

@@ -4,6 +4,8 @@
 public struct PlaneFormats: Sendable, Hashable, CustomStringConvertible {
     /// Each format (a fourcc code) with the modifiers it is offered with.
     public private(set) var modifiers: [UInt32: [UInt64]]
+    /// The formats in the order the plane lists them.
+    public private(set) var formats: [UInt32]
     /// Whether the list came from `IN_FORMATS` (false: the plane's plain format list).
     public let fromInFormats: Bool
 
@@ -15,6 +17,7 @@ public struct PlaneFormats: Sendable, Hashable, CustomStringConvertible {
         var table: [UInt32: [UInt64]] = [:]
         for f in formats { table[f] = [PlaneFormats.invalidModifier] }
         modifiers = table
+        self.formats = formats
         fromInFormats = false
     }
 
@@ -50,6 +53,7 @@ public struct PlaneFormats: Sendable, Hashable, CustomStringConvertible {
         // A format listed without any modifier entry is offered with the implicit one.
         for f in formats where table[f] == nil { table[f] = [PlaneFormats.invalidModifier] }
         modifiers = table
+        self.formats = formats
         fromInFormats = true
     }
 
@@ -76,8 +80,8 @@ public struct PlaneFormats: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        modifiers.keys.sorted().map { f in
-            "\(PlaneFormats.name(f))(\(modifiers[f]!.map(PlaneFormats.modifierName).joined(separator: ",")))"
+        formats.map { f in
+            "\(PlaneFormats.name(f))(\((modifiers[f] ?? []).map(PlaneFormats.modifierName).joined(separator: ",")))"
         }.joined(separator: " ")
     }
 }

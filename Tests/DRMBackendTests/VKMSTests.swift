@@ -215,7 +215,8 @@ func expectHardwareFrames(_ client: FlipClient, period: Nanoseconds, sourceLocat
 }
 
 @MainActor
-@Suite("DRM/KMS on vkms (inside Scripts/vkms-vm; fails there without a device)", .serialized, .enabled(if: hasKMS || insideVM))
+@Suite("DRM/KMS on vkms (inside Scripts/vkms-vm; fails there without a device)", .serialized,
+       .enabled(if: vmDisplay == "vkms" && (hasKMS || insideVM)))
 struct VKMSTests {
     /// The exact period from the timings, computed here independently (rounded to the ns).
     func exactPeriod(_ m: DisplayMode) -> Nanoseconds {
@@ -224,11 +225,14 @@ struct VKMSTests {
         return Nanoseconds((scan + divisor / 2) / divisor)
     }
 
-    @Test("mode set and 120 callbacks: every timestamp a vblank the kernel reported, misses = sequence steps, exact duration and whole-period targets; the CRTC restored")
-    func flips() async throws {
+    @Test("mode set and 120 callbacks: every timestamp a vblank the kernel reported, misses = sequence steps, exact duration and whole-period targets; the CRTC restored",
+          arguments: [KMSAPI.atomic, .legacy])
+    func flips(api: KMSAPI) async throws {
         let before = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
-        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60")))
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60"), kmsAPI: api))
         #expect(client.display.driverName == "vkms")
+        #expect(client.display.kmsAPI == api)
+        #expect(client.display.pacing == .vblank && client.display.vblankRefusal == nil)
         #expect(client.display.connectorName == "Virtual-1")
         let exact = exactPeriod(client.display.mode)
         #expect(client.display.mode.period == exact)
@@ -243,9 +247,11 @@ struct VKMSTests {
         #expect(before?.buffer == after?.buffer && before?.modeValid == after?.modeValid, "CRTC not restored: \(String(describing: before)) → \(String(describing: after))")
     }
 
-    @Test("a renderer that presents a period + 3 ms after its vblank misses every vblank: two frames in flight (targets two periods ahead from then on), each frame shown at a reported vblank")
-    func slowRendererGoesToTwoInFlight() async throws {
-        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60")))
+    @Test("a renderer that presents a period + 3 ms after its vblank misses every vblank: two frames in flight (targets two periods ahead from then on), each frame shown at a reported vblank",
+          arguments: [KMSAPI.atomic, .legacy])
+    func slowRendererGoesToTwoInFlight(api: KMSAPI) async throws {
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60"), kmsAPI: api))
+        #expect(client.display.kmsAPI == api)
         let period = client.display.mode.period
         // However fast the machine, the frame is presented after the next vblank has passed.
         client.presentAfterVblank = period + Nanoseconds(3_000_000)
@@ -271,9 +277,10 @@ struct VKMSTests {
         client.display.shutDown()
     }
 
-    @Test("a custom 144 Hz mode: duration exactly 1/144 s, every timestamp a reported vblank")
-    func custom144() async throws {
-        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@144")))
+    @Test("a custom 144 Hz mode: duration exactly 1/144 s, every timestamp a reported vblank", arguments: [KMSAPI.atomic, .legacy])
+    func custom144(api: KMSAPI) async throws {
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@144"), kmsAPI: api))
+        #expect(client.display.kmsAPI == api)
         #expect(client.display.mode.period.value == 6_944_444)
         #expect(exactPeriod(client.display.mode).value == 6_944_444)
         client.start()
@@ -285,9 +292,9 @@ struct VKMSTests {
         client.display.shutDown()
     }
 
-    @Test("a tick without drawing still ticks: a vblank event per callback, no flips")
-    func tickWithoutDrawing() async throws {
-        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480")))
+    @Test("a tick without drawing still ticks: a vblank event per callback, no flips", arguments: [KMSAPI.atomic, .legacy])
+    func tickWithoutDrawing(api: KMSAPI) async throws {
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480"), kmsAPI: api))
         client.draws = false
         client.start()
         #expect(await waitFor { client.frames.count >= 30 })
@@ -311,6 +318,9 @@ struct VKMSTests {
             #expect(available.contains("1024x768"))
         }
         let first = try DRMDisplay(options: .init(mode: try ModeRequest(parsing: "640x480")))
+        #expect(first.kmsAPI == .atomic)  // .automatic: vkms has atomic
+        #expect(first.planeFormats?.fromInFormats == true)
+        #expect(first.planeFormats?.supports(format: 0x3432_5258, modifier: PlaneFormats.linear) == true)  // XR24, linear
         #expect(throws: DRMError.notMaster(path: "/dev/dri/card0")) { try DRMDisplay(options: .init(devicePath: "/dev/dri/card0")) }
         first.shutDown()
     }
@@ -348,15 +358,16 @@ struct VKMSTests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo").path
     }
 
-    @Test("the demo: bounce 120 frames at 640x480 with a report that holds at any speed; SIGTERM restores the CRTC")
-    func demoRuns() async throws {
+    @Test("the demo: bounce 120 frames at 640x480 with a report that holds at any speed; SIGTERM restores the CRTC",
+          arguments: ["atomic", "legacy"])
+    func demoRuns(api: String) async throws {
         let demo = demoPath()
         // Beside the build (in the shared checkout), so the report outlives the VM for a person to read.
-        let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-bounce.json").path
+        let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-bounce-\(api).json").path
         // Watched through a descriptor that is never master (a fresh open would be, racing the demo's).
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
-        let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--frames", "120", "--report", report])
+        let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--frames", "120", "--report", report])
         #expect(await run.wait() == 0)
         #expect(crtc.state?.buffer == before?.buffer)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
@@ -364,15 +375,17 @@ struct VKMSTests {
         let frames = json["frames"] as? [[String: Any]] ?? []
         #expect(frames.count == 120)
         let environment = json["environment"] as? [String: Any] ?? [:]
+        #expect(environment["kms_api"] as? String == api)
+        #expect(environment["pacing"] as? String == "vblank")
         let period = environment["period_exact"] as? Double ?? 0
         #expect(period == Nanoseconds(16_683_217).seconds)  // vkms's 640x480 (59.94 Hz), exact
         #expect(frames.first?["provenance"] as? String == TimestampProvenance.frameCallbackEstimate.rawValue)
         #expect(frames.dropFirst().allSatisfy { $0["provenance"] as? String == TimestampProvenance.hardwareVBlank.rawValue })
         expectReportFrames(frames, period: period, zeroDeltas: [0, 1])
-        print("[drm] demo bounce 640x480: \(frames.count) frames, \(frames.filter { $0["presented"] is Double }.count) presented; report: \(report)")
+        print("[drm/\(api)] demo bounce 640x480: \(frames.count) frames, \(frames.filter { $0["presented"] is Double }.count) presented; report: \(report)")
 
         // SIGTERM mid-run: a clean exit, and the CRTC is back.
-        let long = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600"])
+        let long = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--seconds", "600"])
         // Terminate once it is really on screen (its framebuffer is on the CRTC).
         let onScreen = await waitFor(.seconds(120)) { crtc.state?.buffer != before?.buffer || !long.isRunning }
         #expect(onScreen && long.isRunning, "the demo never set its mode")
