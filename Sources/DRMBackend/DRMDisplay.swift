@@ -760,7 +760,9 @@ public final class DRMDisplay: FrameSource {
         // Restore what was on screen before (fbcon's framebuffer, or nothing).
         stopTimer()
         if let saved = savedCrtc?.pointee {
-            DRMDisplay.log.debug("\(output.restore(saved))")
+            // Not inside the log call: its message is only evaluated when debug logging is on.
+            let restored = output.restore(saved)
+            DRMDisplay.log.debug("\(restored)")
         }
         output.release()
         for entry in framebuffers {
