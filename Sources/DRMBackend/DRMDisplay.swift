@@ -585,16 +585,27 @@ public final class DRMDisplay: FrameSource {
         timerDemandChanged(dispatcher.wantsRefreshes)
     }
 
+    /// Refreshes wanted or not: the start is run from the main queue, never inside the call that
+    /// changed the demand (a link being created).
     private func timerDemandChanged(_ wanted: Bool) {
         guard error == nil, !shutDownDone else { return }
         guard wanted else {
             pacer.stopped()
             return
         }
-        if let event = pacer.start(now: MonotonicInstant.now(), refreshIndex: dispatcher.nextRefreshIndex) {
-            runTimedCallback(event)
-        } else {
-            armTimer()
+        guard !startPending else { return }
+        startPending = true
+        DispatchQueue.main.async { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self else { return }
+                self.startPending = false
+                guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone else { return }
+                if let event = self.pacer.start(now: MonotonicInstant.now(), refreshIndex: self.dispatcher.nextRefreshIndex) {
+                    self.runTimedCallback(event)
+                } else {
+                    self.armTimer()
+                }
+            }
         }
     }
 

@@ -18,7 +18,8 @@ import DisplayLinkCore
 ///   it is held (replacing an older held frame, which is discarded) and flipped at the next timer
 ///   firing or at the pending flip's completion, whichever comes first in a later period.
 /// - The first present sets the mode (it counts as that period's flip); its frame is on screen
-///   when the mode set returns.
+///   when the mode set returns. The next refresh follows a stall (`followsStall`): the time the
+///   mode set and the first buffers took is no missed frames.
 /// - Nothing here waits for flips to pace: the timer alone brings callbacks, so a driver whose
 ///   flips complete at once never makes the display spin.
 ///
@@ -146,6 +147,10 @@ public struct KMSTimerPacer: Sendable {
             isModeSet = true
             flipPeriod = current
             flipsSubmitted += 1
+            // Nothing was on screen before: the first tick after the mode set starts the rhythm
+            // (as the first vblank after it does with vblank events), without counting the ticks
+            // the mode set and the first buffers took as missed.
+            restarting = true
             return .setMode
         }
         if flipping != nil || flipPeriod.map({ current <= $0 }) == true {

@@ -9,7 +9,8 @@ let vmDisplay = ProcessInfo.processInfo.environment["DISPLAYLINK_VM_DISPLAY"] ??
 /// What holds at any speed for frames paced by the timer on a driver without vblank events:
 /// timer provenance on every frame (never hardware vblank), timestamps on the timer's grid
 /// (frame 0's timestamp plus a whole number of exact periods: they come from the schedule, not
-/// from when the timer woke), delta = the timestamp difference, missed = periods − 1, duration
+/// from when the timer woke); frame 1, the first tick after the mode set, a restart (zero delta,
+/// no misses); after it delta = the timestamp difference, missed = periods − 1, duration
 /// the exact period, targets one period ahead; flips decided at most once per period of the grid.
 @MainActor
 func expectTimerFrames(_ client: FlipClient, period: Nanoseconds, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -27,6 +28,10 @@ func expectTimerFrames(_ client: FlipClient, period: Nanoseconds, sourceLocation
         guard i >= 1 else { continue }
         let a = frames[i - 1]
         #expect(f.timestamp > a.timestamp, "frame \(i)", sourceLocation: sourceLocation)
+        if i == 1 {
+            #expect(f.delta == .zero && f.missedFrames == 0, "frame 1: delta \(f.delta), missed \(f.missedFrames)", sourceLocation: sourceLocation)
+            continue
+        }
         #expect(f.delta == f.timestamp - a.timestamp, sourceLocation: sourceLocation)
         #expect(f.missedFrames == Int((f.timestamp - a.timestamp).value / period.value) - 1, "frame \(i)", sourceLocation: sourceLocation)
         #expect(f.sequence - a.sequence == UInt64((f.timestamp - a.timestamp).value / period.value), sourceLocation: sourceLocation)
@@ -69,7 +74,7 @@ struct NoVblankTests {
             #expect(shown.sequence == nil && shown.time >= f.timestamp)
             #expect(client.display.recentKernelVblanks.contains { $0.time == shown.time })
         }
-        print("[drm/\(api)] no vblank: \(client.frames.count) frames on the timer grid, \(client.display.flipsSubmitted) flips; deltas (periods) \(client.frames.dropFirst().prefix(12).map { $0.delta.value / period.value })")
+        print("[drm/\(api)] no vblank: \(client.frames.count) frames on the timer grid, \(client.display.flipsSubmitted) flips; deltas (periods) \(client.frames.prefix(12).map { $0.delta.value / period.value })")
         client.display.shutDown()
         #expect(crtc.state?.buffer == before?.buffer, "CRTC not restored: \(String(describing: before)) → \(String(describing: crtc.state))")
     }
@@ -106,7 +111,8 @@ struct NoVblankTests {
         let frames = json["frames"] as? [[String: Any]] ?? []
         #expect(frames.count == 60)
         #expect(frames.allSatisfy { $0["provenance"] as? String == TimestampProvenance.timerFallback.rawValue })
-        for i in frames.indices.dropFirst() {
+        #expect(frames.count > 1 && frames[1]["delta"] as? Double == 0 && frames[1]["missed"] as? Int == 0)
+        for i in frames.indices.dropFirst(2) {
             guard let t = frames[i]["timestamp"] as? Double, let p = frames[i - 1]["timestamp"] as? Double,
                   let delta = frames[i]["delta"] as? Double, let missed = frames[i]["missed"] as? Int else { continue }
             let periods = delta / period

@@ -133,6 +133,18 @@ struct KMSTimerPacerTests {
 
     func tick(_ k: Int64) -> MonotonicInstant { start + Nanoseconds(k * 16_683_217) }
 
+    @Test("a mode set that takes 40 periods (first buffers under emulation): the next tick is the newest passed, a restart with no invented misses")
+    func slowModeSet() {
+        let h = KMSTimerHarness(period: period, start: start)
+        h.renderTime = { $0 == 0 ? Nanoseconds(period.value * 40 + 5_000_000) : Nanoseconds(2_000_000) }
+        h.start()
+        h.run(callbacks: 4)
+        #expect(h.events.map(\.timestamp) == [0, 40, 41, 42].map { tick($0) })
+        #expect(h.frames[1].delta == .zero && h.frames[1].missedFrames == 0)
+        #expect(h.frames[2].delta == period && h.frames[3].delta == period)
+        #expect(h.violations.isEmpty, "\(h.violations)")
+    }
+
     @Test("flips that complete at once: one callback per tick, timestamps exactly start + k·period, timer provenance, no sequence, exact deltas, one flip per period")
     func steady() {
         let h = KMSTimerHarness(period: period, start: start)
@@ -142,8 +154,9 @@ struct KMSTimerPacerTests {
         #expect(h.events.map(\.timestamp) == (0..<10).map { tick($0) })
         #expect(h.events.allSatisfy { $0.provenance == .timerFallback && $0.sequence == nil && $0.refreshPeriod == period })
         #expect(h.events.map(\.targetTimestamp) == (1...10).map { tick($0) })
-        #expect(h.events[0].followsStall && h.events.dropFirst().allSatisfy { !$0.followsStall })
-        #expect(h.frames.map(\.delta) == [.zero] + Array(repeating: period, count: 9))
+        // Tick 0 is the start; tick 1, the first after the mode set, starts the rhythm again.
+        #expect(h.events[0].followsStall && h.events[1].followsStall && h.events.dropFirst(2).allSatisfy { !$0.followsStall })
+        #expect(h.frames.map(\.delta) == [.zero, .zero] + Array(repeating: period, count: 8))
         #expect(h.frames.allSatisfy { $0.missedFrames == 0 && $0.provenance == .timerFallback && $0.duration == period })
         #expect(zip(h.frames, h.frames.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 })
         // The mode set at frame 0's present, then one flip per callback, each within its tick.
@@ -232,9 +245,12 @@ struct KMSTimerPacerTests {
                 #expect((e.timestamp - start).value % period.value == 0, "event \(i) off the grid")
                 #expect(e.provenance == .timerFallback && e.sequence == nil)
             }
+            // Frame 1 (the first tick after the mode set) restarts the rhythm.
+            #expect(h.frames[1].delta == .zero && h.frames[1].missedFrames == 0)
             for i in 1..<h.frames.count {
                 let a = h.frames[i - 1], b = h.frames[i]
                 #expect(b.timestamp > a.timestamp)
+                guard i >= 2 else { continue }
                 #expect(b.delta == b.timestamp - a.timestamp)
                 #expect(b.missedFrames == Int((b.timestamp - a.timestamp).value / period.value) - 1)
             }
