@@ -6,7 +6,9 @@
 //   FrameReportTable [--title TEXT] [[--label LABEL] REPORT.json]...
 //
 // `--label` names the next report's run (e.g. "atomic" / "legacy" for the same scene), so runs
-// of one scene under different settings sit side by side.
+// of one scene under different settings sit side by side. DRM reports add their driver, KMS API
+// and pacing (vblank events or a timer). When a scene has several runs, a second table gives each
+// later run's figures as ratios to the scene's first run (measured in the same invocation).
 import Foundation
 
 func complain(_ message: String) {
@@ -54,7 +56,10 @@ func ratio(_ value: Double?) -> String { value.map { String(format: "%.3f", $0) 
 
 struct Row {
     var run: String
+    var scene: String
     var cells: [String]
+    /// For the ratios: swap+flip median, |target − presented| median, CPU per frame, new frames/refresh.
+    var figures: [Double?]
 }
 
 var rows: [Row] = []
@@ -81,8 +86,10 @@ for run in runs {
         }
     }
     let name = [scene, run.label].compactMap { $0 }.joined(separator: " ")
-    rows.append(Row(run: name, cells: [
-        backend,
+    let environment = report["environment"] as? [String: Any] ?? [:]
+    let drm = [environment["driver"], environment["kms_api"], environment["pacing"]].compactMap { $0 as? String }
+    rows.append(Row(run: name, scene: scene, cells: [
+        backend + (drm.isEmpty ? "" : " (" + drm.joined(separator: ", ") + ")"),
         (summary["frames"] as? Int).map(String.init) ?? "n/a",
         (summary["presented"] as? Int).map(String.init) ?? "n/a",
         ratio(summary["presented_per_refresh_after_startup"] as? Double),
@@ -91,7 +98,8 @@ for run in runs {
         ms(percentile(encode, 0.5)), ms(percentile(encode, 0.99)),
         ms(percentile(submit, 0.5)), ms(percentile(submit, 0.99)),
         ms(summary["cpu_per_frame"] as? Double),
-    ]))
+    ], figures: [percentile(submit, 0.5), percentile(errors, 0.5), summary["cpu_per_frame"] as? Double,
+                 summary["presented_per_refresh_after_startup"] as? Double]))
 }
 
 let startup = "after start-up"
@@ -103,4 +111,21 @@ print("| " + header.joined(separator: " | ") + " |")
 print("|---|---|" + String(repeating: "---:|", count: header.count - 2))
 for row in rows { print("| " + ([row.run] + row.cells).joined(separator: " | ") + " |") }
 print("(start-up: the reports' startup_frames; encode = encoded_at − callback_at; swap+flip = submitted_at − encoded_at)")
+// Ratios to each scene's first run.
+var firstOfScene: [String: Row] = [:]
+var ratioRows: [String] = []
+for row in rows {
+    guard let first = firstOfScene[row.scene] else { firstOfScene[row.scene] = row; continue }
+    let cells = zip(row.figures, first.figures).map { a, b -> String in
+        guard let a, let b, b > 0 else { return "n/a" }
+        return String(format: "%.2f", a / b)
+    }
+    ratioRows.append("| \(row.run) / \(first.run) | " + cells.joined(separator: " | ") + " |")
+}
+if !ratioRows.isEmpty {
+    print()
+    print("| ratio | swap+flip median | median abs(target − presented) | CPU / frame | new frames/refresh after start-up |")
+    print("|---|---:|---:|---:|---:|")
+    ratioRows.forEach { print($0) }
+}
 exit(failed ? 1 : 0)
