@@ -480,7 +480,17 @@ public final class DRMDisplay: FrameSource {
                 guard let self else { return }
                 self.startPending = false
                 guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone else { return }
-                switch self.scheduler.start(now: MonotonicInstant.now(), refreshIndex: self.dispatcher.nextRefreshIndex) {
+                // Before the mode set: the CRTC's current vblank, if it is running (a console on it).
+                var current: (sequence: UInt64, time: MonotonicInstant)?
+                if !self.scheduler.isModeSet {
+                    var sequence: UInt64 = 0, nanoseconds: UInt64 = 0
+                    if drmCrtcGetSequence(self.fd, self.crtcID, &sequence, &nanoseconds) == 0, nanoseconds > 0 {
+                        let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
+                        self.record(KernelVblank(sequence: sequence, time: time, kind: .current))
+                        current = (sequence, time)
+                    }
+                }
+                switch self.scheduler.start(now: MonotonicInstant.now(), refreshIndex: self.dispatcher.nextRefreshIndex, currentVblank: current) {
                 case .none: break
                 case .queueVblank: self.queueVblank()  // a vblank event restarts the rhythm
                 case .dispatch(let event): self.runCallback(event)  // nothing on screen yet: its frame sets the mode

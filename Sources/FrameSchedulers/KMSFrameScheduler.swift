@@ -5,8 +5,10 @@ import DisplayLinkCore
 /// presentation feedback and requests to the kernel out. The shell (`DRMDisplay`) does the C
 /// calls and clock reads, and keeps the buffer objects parallel to ``flipping`` and ``held``.
 ///
-/// - Start: before the mode is set there is no vblank: the first callback is an estimate at
-///   `now` with no sequence (in no sequence space), and the frame it presents sets the mode.
+/// - Start: before the mode is set, the CRTC may already be running (a console on it): then the
+///   first callback is the kernel's current vblank (its sequence and time, hardware provenance),
+///   in the same sequence space as every later one. When it is off there is no vblank: the first
+///   callback is an estimate at `now` with no sequence. Either way its frame sets the mode.
 ///   The first vblank event after the mode set, or after any (re)start, is a restart
 ///   (`followsStall`): it begins the kernel's sequence space without invented misses.
 /// - Frames in flight (``FlipPipeline``): one while drawing fits the period, two (the frame
@@ -124,12 +126,23 @@ public struct KMSFrameScheduler: Sendable {
     // MARK: Demand
 
     /// Refreshes are wanted (again): start, or restart, the rhythm.
-    public mutating func start(now: MonotonicInstant, refreshIndex: UInt64) -> StartAction {
+    /// - Parameter currentVblank: before the mode is set, the CRTC's current vblank if the kernel
+    ///   gave one (the CRTC is running); nil: it is off, the first callback is an estimate.
+    public mutating func start(now: MonotonicInstant, refreshIndex: UInt64,
+                               currentVblank: (sequence: UInt64, time: MonotonicInstant)? = nil) -> StartAction {
         guard !hasFailed, !isWaitingForEvent else { return .none }
         restarting = true
         if isModeSet {
             isWaitingForEvent = true
             return .queueVblank
+        }
+        if let current = currentVblank, current.time <= now {
+            lastSequence = current.sequence
+            let timestamp = monotonic(current.time)
+            let event = RefreshEvent(timestamp: timestamp, sequence: current.sequence, refreshPeriod: period,
+                                     targetTimestamp: timestamp + period, provenance: .hardwareVBlank, followsStall: true)
+            began(timestamp: timestamp, sequence: current.sequence, periods: 1, refreshIndex: refreshIndex, now: now)
+            return .dispatch(event)
         }
         let timestamp = monotonic(now)
         let event = RefreshEvent(timestamp: timestamp, sequence: nil, refreshPeriod: period,

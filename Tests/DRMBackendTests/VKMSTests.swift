@@ -174,8 +174,9 @@ func kernelTimes(_ display: DRMDisplay) -> [UInt64: Set<MonotonicInstant>] {
     return times
 }
 
-/// What holds at any speed for a link's frames on a DRM display: frame 0 is the start-up
-/// estimate; every later frame's timestamp is a vblank time the kernel reported for its sequence;
+/// What holds at any speed for a link's frames on a DRM display: frame 0 is the CRTC's current
+/// vblank before the mode set (the VM's console keeps the CRTC running), read from the kernel,
+/// in the same sequence space as the frames after it; every later frame's timestamp is a vblank time the kernel reported for its sequence;
 /// frame 1 (the first vblank after the mode set) is a restart (zero delta, no misses); after it,
 /// sequences go forward, missed = step − 1, delta = the timestamp difference; duration is the
 /// exact period; the target is a whole number (≥ 1) of periods ahead; every presented frame is
@@ -187,7 +188,10 @@ func expectHardwareFrames(_ client: FlipClient, period: Nanoseconds, sourceLocat
     let kernel = kernelTimes(client.display)
     #expect(frames.count >= 2, sourceLocation: sourceLocation)
     guard frames.count >= 2 else { return }
-    #expect(frames[0].provenance == .frameCallbackEstimate, sourceLocation: sourceLocation)
+    #expect(frames[0].provenance == .hardwareVBlank, sourceLocation: sourceLocation)
+    #expect(kernel[frames[0].sequence]?.contains(frames[0].timestamp) == true,
+            "frame 0: \(frames[0].timestamp) is not the vblank the kernel reported for \(frames[0].sequence)", sourceLocation: sourceLocation)
+    #expect(frames[1].sequence > frames[0].sequence, "one sequence space: \(frames[0].sequence) → \(frames[1].sequence)", sourceLocation: sourceLocation)
     #expect(frames[1].delta == .zero && frames[1].missedFrames == 0, sourceLocation: sourceLocation)
     for (i, f) in frames.enumerated() {
         #expect(f.duration == period, "frame \(i): duration \(f.duration.value) ns", sourceLocation: sourceLocation)
@@ -379,7 +383,11 @@ struct VKMSTests {
         #expect(environment["pacing"] as? String == "vblank")
         let period = environment["period_exact"] as? Double ?? 0
         #expect(period == Nanoseconds(16_683_217).seconds)  // vkms's 640x480 (59.94 Hz), exact
-        #expect(frames.first?["provenance"] as? String == TimestampProvenance.frameCallbackEstimate.rawValue)
+        // Frame 0: the console's vblank before the mode set (the CRTC was running), one sequence space.
+        #expect(frames.first?["provenance"] as? String == TimestampProvenance.hardwareVBlank.rawValue)
+        if frames.count > 1, let s0 = frames[0]["sequence"] as? Int, let s1 = frames[1]["sequence"] as? Int {
+            #expect(s1 > s0, "one sequence space: \(s0) → \(s1)")
+        }
         #expect(frames.dropFirst().allSatisfy { $0["provenance"] as? String == TimestampProvenance.hardwareVBlank.rawValue })
         expectReportFrames(frames, period: period, zeroDeltas: [0, 1])
         print("[drm/\(api)] demo bounce 640x480: \(frames.count) frames, \(frames.filter { $0["presented"] is Double }.count) presented; report: \(report)")
