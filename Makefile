@@ -126,15 +126,13 @@ BENCH_DRM_BOUNCE_FRAMES ?= 900
 BENCH_DRM_SCROLL_FRAMES ?= 360
 BENCH_DRM_BOCHS_FRAMES ?= 300
 BENCH_DRM_DEMO := .build/release/displaylink-demo
+# One VM boot for the four vkms runs (one line: vkms-vm passes the command to dash quoted).
+BENCH_DRM_VKMS := set -e; for api in atomic legacy; do $(BENCH_DRM_DEMO) bounce --backend drm --mode 640x480 --kms-api $$api --frames $(BENCH_DRM_BOUNCE_FRAMES) --report $(BENCH_DRM_OUT)/bounce-$$api.json; $(BENCH_DRM_DEMO) scroll --backend drm --mode 640x480 --kms-api $$api --duration 60 --frames $(BENCH_DRM_SCROLL_FRAMES) --report $(BENCH_DRM_OUT)/scroll-$$api.json; done
 bench-drm: deps
 	$(SWIFT) build -c release --product displaylink-demo
 	cd Benchmarks && $(SWIFT) build -c release --product FrameReportTable
 	@mkdir -p $(BENCH_DRM_OUT)
-	Scripts/vkms-vm run --timeout 900 -- sh -c 'set -e; for api in atomic legacy; do \
-	  $(BENCH_DRM_DEMO) bounce --backend drm --mode 640x480 --kms-api $$api --frames $(BENCH_DRM_BOUNCE_FRAMES) \
-	    --report $(BENCH_DRM_OUT)/bounce-$$api.json; \
-	  $(BENCH_DRM_DEMO) scroll --backend drm --mode 640x480 --kms-api $$api --duration 60 --frames $(BENCH_DRM_SCROLL_FRAMES) \
-	    --report $(BENCH_DRM_OUT)/scroll-$$api.json; done'
+	Scripts/vkms-vm run --timeout 900 -- sh -c '$(BENCH_DRM_VKMS)'
 	Scripts/vkms-vm run --display bochs --timeout 600 -- $(BENCH_DRM_DEMO) bounce --backend drm --mode 640x480 --kms-api atomic \
 	  --frames $(BENCH_DRM_BOCHS_FRAMES) --report $(BENCH_DRM_OUT)/bounce-bochs.json
 	@echo

@@ -117,7 +117,7 @@ var ratioRows: [String] = []
 for row in rows {
     guard let first = firstOfScene[row.scene] else { firstOfScene[row.scene] = row; continue }
     let cells = zip(row.figures, first.figures).map { a, b -> String in
-        guard let a, let b, b > 0 else { return "n/a" }
+        guard let a, let b, b > 1e-6 else { return "n/a" }  // no ratio to (nearly) nothing
         return String(format: "%.2f", a / b)
     }
     ratioRows.append("| \(row.run) / \(first.run) | " + cells.joined(separator: " | ") + " |")
