@@ -10,9 +10,17 @@ internal import CGBM
 /// A DRM/KMS display as a frame source: mode set, GBM surface with EGL, page flips with
 /// `DRM_MODE_PAGE_FLIP_EVENT`, and the flip event's vblank time as the truth.
 ///
-/// - First frame: `drmModeSetCrtc`; then one `drmModePageFlip` per presented frame. Events are read
-///   with `drmHandleEvent` from a read source on the main queue (`page_flip_handler2` where the
-///   driver has `DRM_CAP_CRTC_IN_VBLANK_EVENT`).
+/// - KMS API (``Options/kmsAPI``): atomic first (``AtomicKMS``: the first frame's mode set
+///   validated by a `TEST_ONLY` commit, then one `ALLOW_MODESET` commit; a `NONBLOCK |
+///   PAGE_FLIP_EVENT` commit per presented frame), legacy (`drmModeSetCrtc`, then one
+///   `drmModePageFlip` per frame) for drivers without atomic or when asked. Events are read with
+///   `drmHandleEvent` from a read source on the main queue (`page_flip_handler2` where the driver
+///   has `DRM_CAP_CRTC_IN_VBLANK_EVENT`).
+/// - Drivers without vblank events (``pacing`` `.timer`: vblank queries refused with EOPNOTSUPP,
+///   queued vblanks refused, or two flips completing at one vblank count): refreshes come from a
+///   `CLOCK_MONOTONIC` timer at the mode's exact period, decided by ``KMSTimerPacer``; timestamps
+///   are the timer's schedule with `timer-fallback` provenance, at most one flip per period.
+/// - Start: when the CRTC is already running (a console), frame 0 is its current vblank.
 /// - Every decision (frames in flight, held frames, lateness, targets, sequences, start-up and
 ///   restarts, idle ticks) is made by ``KMSFrameScheduler``, a value type tested on virtual time;
 ///   this class does the C calls and clock reads, feeds it, and keeps the buffer objects parallel
