@@ -35,9 +35,13 @@ public final class DRMDisplay: FrameSource {
     public struct Options: Sendable {
         public var devicePath: String?
         public var mode: ModeRequest?
-        public init(devicePath: String? = nil, mode: ModeRequest? = nil) {
+        /// How the device is opened and master obtained: through a seat manager (seatd,
+        /// systemd-logind) when one runs, else directly. See ``SeatSession``.
+        public var session: SeatSession.Options
+        public init(devicePath: String? = nil, mode: ModeRequest? = nil, session: SeatSession.Options = .init()) {
             self.devicePath = devicePath
             self.mode = mode
+            self.session = session
         }
     }
 
@@ -55,11 +59,23 @@ public final class DRMDisplay: FrameSource {
     public private(set) var idleTicks = 0
     public private(set) var error: DRMError?
     public var onError: ((DRMError) -> Void)?
+    /// The session the device was opened in (also for input devices: ``ConsoleInput``).
+    public let session: SeatSession
+    /// Whether the session lets this display use the device now (false while another VT has it).
+    public var isSessionActive: Bool { sessionActive }
+    /// Called after the session was disabled (`false`: no callbacks until it comes back) and
+    /// after it was enabled and the mode set again (`true`).
+    public var onSessionChange: ((Bool) -> Void)?
 
     public var width: Int32 { Int32(mode.width) }
     public var height: Int32 { Int32(mode.height) }
 
     private let fd: Int32
+    private let device: SeatSession.Device
+    private var sessionActive = true
+    /// Enabled again while a flip from before the pause was still pending: resume at its event.
+    private var resumeAwaitsFlip = false
+    private var sessionObserver: Int?
     private let crtcID: UInt32
     private var connectorID: UInt32
     private var modeInfo: drmModeModeInfo
@@ -92,12 +108,16 @@ public final class DRMDisplay: FrameSource {
         let path: String
         if let given = options.devicePath { path = given } else { path = try DRMDisplay.findDevice() }
         devicePath = path
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw DRMDisplay.openError(path: path, errno: errno) }
+        let session = try SeatSession.open(options: options.session)
+        let device = try session.openDevice(path)
+        self.session = session
+        self.device = device
+        let fd = device.fd
         self.fd = fd
         var cleanup = true
-        defer { if cleanup { close(fd) } }
+        defer { if cleanup { session.closeDevice(device) } }
 
+        // Through a seat the descriptor is master already (the seat manager made it so).
         if drmIsMaster(fd) == 0 && drmSetMaster(fd) != 0 { throw .notMaster(path: path) }
         var value: UInt64 = 0
         guard drmGetCap(fd, UInt64(DRM_CAP_TIMESTAMP_MONOTONIC), &value) == 0, value == 1 else { throw .noMonotonicTimestamps }
@@ -181,6 +201,8 @@ public final class DRMDisplay: FrameSource {
         eventContext.page_flip_handler2 = hasCrtcInVblankEvent ? DRMDisplay.pageFlipHandler2 : nil
         eventContext.sequence_handler = DRMDisplay.sequenceHandler
         dispatcher.onDemandChange = { [weak self] wanted in self?.demandChanged(wanted) }
+        sessionObserver = session.addObserver(disabled: { [weak self] in self?.sessionDisabled() },
+                                              enabled: { [weak self] in self?.sessionEnabled() })
         startEventLoop()
     }
 
@@ -226,6 +248,11 @@ public final class DRMDisplay: FrameSource {
         guard error == nil, !shutDownDone else { return }
         do { try surface.swapBuffers(damage: nil, surfaceHeight: height) } catch { throw .graphics(error.description) }
         guard let bo = gbm_surface_lock_front_buffer(gbmSurface) else { throw .graphics("gbm_surface_lock_front_buffer failed") }
+        guard sessionActive else {
+            // Another VT has the display: nothing is submitted (drawn outside a callback; dropped).
+            gbm_surface_release_buffer(gbmSurface, bo)
+            return
+        }
         let fb: UInt32
         do { fb = try framebuffer(for: bo) } catch {
             gbm_surface_release_buffer(gbmSurface, bo)
@@ -271,8 +298,10 @@ public final class DRMDisplay: FrameSource {
     private func flip(bo: OpaquePointer, fb: UInt32) throws(DRMError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), me) == 0 else {
+            let code = errno
             gbm_surface_release_buffer(gbmSurface, bo)
-            throw .kernel(operation: "drmModePageFlip", errno: errno)
+            if lostMasterToSeat(code) { return }
+            throw .kernel(operation: "drmModePageFlip", errno: code)
         }
         flippingBO = bo
         flipsSubmitted += 1
@@ -291,7 +320,7 @@ public final class DRMDisplay: FrameSource {
             MainActor.assumeIsolated {
                 guard let self else { return }
                 self.nextCallbackPending = false
-                guard self.error == nil, !self.shutDownDone, self.dispatcher.wantsRefreshes,
+                guard self.error == nil, !self.shutDownDone, self.sessionActive, self.dispatcher.wantsRefreshes,
                       self.scheduler.wantsCurrentVblank else {
                     self.scheduler.cancelCurrentVblank()
                     return
@@ -383,13 +412,13 @@ public final class DRMDisplay: FrameSource {
     // MARK: Refreshes
 
     private func demandChanged(_ wanted: Bool) {
-        guard wanted, error == nil, !scheduler.isWaitingForEvent, !startPending else { return }
+        guard wanted, error == nil, sessionActive, !scheduler.isWaitingForEvent, !startPending else { return }
         startPending = true
         DispatchQueue.main.async { [weak self] in
             MainActor.assumeIsolated {
                 guard let self else { return }
                 self.startPending = false
-                guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone else { return }
+                guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone, self.sessionActive else { return }
                 switch self.scheduler.start(now: MonotonicInstant.now(), refreshIndex: self.dispatcher.nextRefreshIndex) {
                 case .none: break
                 case .queueVblank: self.queueVblank()  // a vblank event restarts the rhythm
@@ -401,17 +430,31 @@ public final class DRMDisplay: FrameSource {
 
     /// Queues a vblank event for the next vblank (the scheduler already counts it as on its way).
     private func queueVblank() {
+        guard sessionActive else { return }
         var queued: UInt64 = 0
         let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))
         if drmCrtcQueueSequence(fd, crtcID, UInt32(DRM_CRTC_SEQUENCE_RELATIVE), 1, &queued, token) == 0 {
             idleTicks += 1
         } else {
-            fail(.kernel(operation: "drmCrtcQueueSequence", errno: errno))
+            let code = errno
+            if !lostMasterToSeat(code) { fail(.kernel(operation: "drmCrtcQueueSequence", errno: code)) }
         }
     }
 
     private func flipEvent(sequence32: UInt32, time: MonotonicInstant) {
         guard error == nil, !shutDownDone else { return }
+        guard sessionActive, !resumeAwaitsFlip else {
+            // A flip queued before the pause completed: only the buffers move on.
+            if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
+            shownBO = flippingBO
+            flippingBO = nil
+            record(KernelVblank(sequence: KMSFrameScheduler.extend(sequence32, after: scheduler.lastSequence), time: time, kind: .flip))
+            if resumeAwaitsFlip {
+                resumeAwaitsFlip = false
+                sessionEnabled()
+            }
+            return
+        }
         flipsCompleted += 1
         let outcome = scheduler.flipCompleted(sequence32: sequence32, at: time)
         record(KernelVblank(sequence: scheduler.lastSequence, time: time, kind: .flip))
@@ -430,14 +473,14 @@ public final class DRMDisplay: FrameSource {
     }
 
     private func vblankEvent(sequence: UInt64, time: MonotonicInstant) {
-        guard error == nil, !shutDownDone else { return }
+        guard error == nil, !shutDownDone, sessionActive, !resumeAwaitsFlip else { return }
         record(KernelVblank(sequence: sequence, time: time, kind: .vblank))
         follow(scheduler.vblankEvent(sequence: sequence, at: time))
     }
 
     private func follow(_ outcome: KMSFrameScheduler.EventOutcome) {
         if let feedback = outcome.feedback { dispatcher.deliver(feedback) }
-        guard error == nil, !shutDownDone, dispatcher.wantsRefreshes else { return }
+        guard error == nil, !shutDownDone, sessionActive, dispatcher.wantsRefreshes else { return }
         switch outcome.next {
         case .none: break
         case .queueVblank:
@@ -450,7 +493,7 @@ public final class DRMDisplay: FrameSource {
 
     private func runCallback(_ event: RefreshEvent) {
         dispatcher.dispatch(event)
-        guard error == nil, !shutDownDone else { return }
+        guard error == nil, !shutDownDone, sessionActive else { return }
         if scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) {
             if !idling {
                 idling = true
@@ -458,6 +501,64 @@ public final class DRMDisplay: FrameSource {
             }
             queueVblank()  // nothing drawn: tick on the next vblank without flipping
         }
+    }
+
+    // MARK: Session (VT switches)
+
+    /// The seat is about to take the display away (another VT comes to the front): no flip,
+    /// vblank request or callback from now on. A flip already queued completes (its event only
+    /// moves the buffers). The seat manager drops master after this returns.
+    private func sessionDisabled() {
+        guard sessionActive, !shutDownDone else { return }
+        sessionActive = false
+        resumeAwaitsFlip = false
+        scheduler.cancelCurrentVblank()
+        DRMDisplay.log.debug("session disabled: no flips and no callbacks until the session is back\(flippingBO != nil ? " (a flip queued before completes)" : "")")
+        onSessionChange?(false)
+    }
+
+    /// The display is ours again: the mode is set again with the frame last shown (the buffers
+    /// are kept), and refreshes restart with a vblank event: the first callback is a restart
+    /// (zero delta, the kernel's sequence taken up without counting the time away as missed).
+    private func sessionEnabled() {
+        guard !shutDownDone, error == nil else { return }
+        sessionActive = true
+        if flippingBO != nil {
+            // That flip's event is still to come (the kernel completes it): resume after it.
+            sessionActive = false
+            resumeAwaitsFlip = true
+            DRMDisplay.log.debug("session enabled: waiting for the flip queued before the pause to complete")
+            return
+        }
+        if let held = heldBuffer {
+            gbm_surface_release_buffer(gbmSurface, held.bo)
+            heldBuffer = nil
+        }
+        if scheduler.isModeSet {
+            let fb = shownBO.flatMap { bo in framebuffers.first(where: { $0.bo == bo })?.fb }
+                ?? framebuffers.first?.fb ?? 0
+            var connector = connectorID
+            guard drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) == 0 else {
+                fail(.kernel(operation: "drmModeSetCrtc(\(mode)) after the session came back", errno: errno))
+                return
+            }
+            scheduler.sessionResumed()
+            DRMDisplay.log.debug("session enabled: mode \(mode) set again with framebuffer \(fb); refreshes restart at the next vblank")
+        } else {
+            DRMDisplay.log.debug("session enabled before the first frame: the next frame sets the mode")
+        }
+        onSessionChange?(true)
+        if dispatcher.wantsRefreshes { demandChanged(true) }
+    }
+
+    /// A request refused for want of master while the device is the seat's: the seat manager
+    /// took master away before its disable reached us (logind drops DRM master first, then
+    /// tells). Paused as for a disable; the seat's enable brings the display back.
+    private func lostMasterToSeat(_ code: Int32) -> Bool {
+        guard session.kind != .direct, code == EACCES || code == EPERM else { return false }
+        DRMDisplay.log.debug("the seat took DRM master away (errno \(code)) before its disable arrived: paused")
+        sessionDisabled()
+        return true
     }
 
     // MARK: Kernel vblanks (for tests and diagnostics)
@@ -519,8 +620,13 @@ public final class DRMDisplay: FrameSource {
         shutDownDone = true
         readSource?.cancel()
         readSource = nil
-        // Restore what was on screen before (fbcon's framebuffer, or nothing).
-        if let saved = savedCrtc?.pointee {
+        if let sessionObserver { session.removeObserver(sessionObserver) }
+        sessionObserver = nil
+        // Restore what was on screen before (fbcon's framebuffer, or nothing); not while another
+        // VT has the display (its owner set it up, and this descriptor is not master).
+        if !sessionActive {
+            DRMDisplay.log.debug("CRTC not restored: the session is not active (another VT has the display)")
+        } else if let saved = savedCrtc?.pointee {
             var connector = connectorID
             var savedMode = saved.mode
             if saved.mode_valid != 0 && saved.buffer_id != 0 {
@@ -537,14 +643,14 @@ public final class DRMDisplay: FrameSource {
         }
         framebuffers.removeAll()
         surface.releaseCurrent()
-        drmDropMaster(fd)
+        if session.kind == .direct { drmDropMaster(fd) }  // through a seat, closing the device releases it
         // The EGL surface and context go with this object; the GBM objects and fd after them.
-        let fd = self.fd, gbmSurface = self.gbmSurface, gbmDevice = self.gbmDevice
+        let device = self.device, session = self.session, gbmSurface = self.gbmSurface, gbmDevice = self.gbmDevice
         nonisolated(unsafe) let s = gbmSurface, d = gbmDevice
         DispatchQueue.main.async {
             gbm_surface_destroy(s)
             gbm_device_destroy(d)
-            close(fd)
+            MainActor.assumeIsolated { session.closeDevice(device) }
         }
     }
 

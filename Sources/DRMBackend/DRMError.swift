@@ -11,6 +11,8 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
     case noMonotonicTimestamps
     case kernel(operation: String, errno: Int32)
     case graphics(String)
+    /// Opening the device through the seat (or directly, without one) failed.
+    case session(SeatSessionError)
 
     public var description: String {
         switch self {
@@ -39,6 +41,8 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             "\(operation) failed (errno \(errno))."
         case .graphics(let message):
             message
+        case .session(let error):
+            error.description
         }
     }
 }
