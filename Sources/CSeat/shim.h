@@ -6,16 +6,20 @@
    this formats each message and hands the text to a sink. */
 typedef void (*cseat_log_sink)(int level, const char *message);
 
-static cseat_log_sink cseat_current_sink;
+static inline cseat_log_sink *cseat_sink_slot(void) {
+    static cseat_log_sink sink;
+    return &sink;
+}
 
-static void cseat_log_trampoline(enum libseat_log_level level, const char *format, va_list args) {
+static inline void cseat_log_trampoline(enum libseat_log_level level, const char *format, va_list args) {
     char buffer[512];
     vsnprintf(buffer, sizeof buffer, format, args);
-    if (cseat_current_sink) cseat_current_sink((int)level, buffer);
+    cseat_log_sink sink = *cseat_sink_slot();
+    if (sink) sink((int)level, buffer);
 }
 
 static inline void cseat_set_log_sink(cseat_log_sink sink, enum libseat_log_level level) {
-    cseat_current_sink = sink;
+    *cseat_sink_slot() = sink;
     libseat_set_log_level(level);
     libseat_set_log_handler(sink ? cseat_log_trampoline : NULL);
 }

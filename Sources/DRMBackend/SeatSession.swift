@@ -20,8 +20,10 @@ internal import CSeat
 /// - Opening waits for the session to be enabled (see ``Options/activationTimeout``): a program
 ///   started on a VT in the background shows when its VT is selected, as compositors do.
 /// - Choosing (``Options/Manager/automatic``): the seat manager when one is running (seatd's
-///   socket exists, or systemd-logind's `/run/systemd/seats`), else direct access. libseat's
-///   in-process ("builtin") seatd is used only when asked for with `LIBSEAT_BACKEND=builtin`.
+///   socket exists, or systemd-logind's `/run/systemd/seats` on a systemd system with a system
+///   bus) and answers, else direct access (an error if this user may not open the device then). libseat is not
+///   asked when no manager is seen, so its in-process ("builtin") seatd runs only when asked for
+///   with `LIBSEAT_BACKEND=builtin` (or as libseat's last resort after a seen manager failed).
 /// - Logs (label `displaylink.seat`, `.debug`): the choice and why, enable and disable, and
 ///   libseat's own messages.
 @MainActor
@@ -99,11 +101,22 @@ public final class SeatSession {
             SeatSession.log.debug("session: direct device access (options.manager = .direct)")
             return SeatSession()
         case .seat:
+            guard SeatSession.runningManager() != nil else {
+                throw .session(.noSeatManager(detail: "no seatd socket at \(SeatSession.seatdSocket), no systemd-logind, LIBSEAT_BACKEND not set"))
+            }
             return try SeatSession(seatOptions: options)
         case .automatic:
             if let manager = SeatSession.runningManager() {
                 SeatSession.log.debug("session: through the seat manager (\(manager))")
-                return try SeatSession(seatOptions: options)
+                do {
+                    return try SeatSession(seatOptions: options)
+                } catch .session(.noSeatManager(let detail)) {
+                    // Signs of one, but none answered: direct access if this process may.
+                    SeatSession.log.debug("session: the seat manager did not answer (libseat: \(detail)); devices opened directly")
+                    let session = SeatSession()
+                    session.noManager = true
+                    return session
+                }
             }
             SeatSession.log.debug("session: no seat manager running (no seatd socket at \(SeatSession.seatdSocket), no /run/systemd/seats); devices opened directly")
             let session = SeatSession()
@@ -120,7 +133,10 @@ public final class SeatSession {
         }
         var info = stat()
         if stat(seatdSocket, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK { return "seatd at \(seatdSocket)" }
-        if access("/run/systemd/seats", F_OK) == 0 { return "systemd-logind" }
+        // logind: its seats directory on a system booted with systemd and a system bus (a
+        // container's root may carry a stale /run/systemd/seats).
+        if access("/run/systemd/seats", F_OK) == 0 && access("/run/systemd/system", F_OK) == 0
+            && access("/run/dbus/system_bus_socket", F_OK) == 0 { return "systemd-logind" }
         return nil
     }
 
