@@ -106,9 +106,9 @@ public final class DRMDisplay: FrameSource {
 
     public init(options: Options = Options()) throws(DRMError) {
         let path: String
-        if let given = options.devicePath { path = given } else { path = try DRMDisplay.findDevice() }
-        devicePath = path
         let session = try SeatSession.open(options: options.session)
+        if let given = options.devicePath { path = given } else { path = try DRMDisplay.findDevice(session: session) }
+        devicePath = path
         let device = try session.openDevice(path)
         self.session = session
         self.device = device
@@ -687,19 +687,22 @@ public final class DRMDisplay: FrameSource {
     static let xrgb8888: UInt32 = 0x3432_5258  // 'X' 'R' '2' '4'
     static let modInvalid: UInt64 = 0x00FF_FFFF_FFFF_FFFF
 
-    /// The first /dev/dri/cardN with a connected connector.
-    static func findDevice() throws(DRMError) -> String {
+    /// The first /dev/dri/cardN with a connected connector (each opened in the session: through
+    /// the seat, or directly).
+    static func findDevice(session: SeatSession) throws(DRMError) -> String {
         var sawDevice = false
         for n in 0..<16 {
             let path = "/dev/dri/card\(n)"
             guard access(path, F_OK) == 0 else { continue }
             sawDevice = true
-            let fd = open(path, O_RDWR | O_CLOEXEC)
-            if fd < 0 {
-                if errno == EACCES || errno == EPERM { throw .permissionDenied(path: path) }
-                continue
+            let device: SeatSession.Device
+            do { device = try session.openDevice(path) } catch {
+                if case .noDevice = error { continue }
+                if case .kernel = error { continue }
+                throw error
             }
-            defer { close(fd) }
+            let fd = device.fd
+            defer { session.closeDevice(device) }
             guard let resources = drmModeGetResources(fd) else { continue }
             defer { drmModeFreeResources(resources) }
             for i in 0..<Int(resources.pointee.count_connectors) {

@@ -1,6 +1,7 @@
 import DRMBackend
 import DisplayLinkCore
 import Foundation
+import Synchronization
 import Testing
 
 /// A keyboard made with uinput (evdev node and all), with the udev database entry libinput reads
@@ -70,17 +71,19 @@ final class VirtualKeyboard {
 }
 
 /// Brings VT `number` to the front and waits until it is (through a thread: the switch waits for
-/// the seat's client to let go).
+/// the seat's client to let go; a safety limit of 120 s).
+@MainActor
 func activateVT(_ number: Int32) async -> Bool {
-    await withCheckedContinuation { continuation in
-        Thread.detachNewThread {
-            let tty = open("/dev/tty0", O_RDWR | O_CLOEXEC)
-            guard tty >= 0 else { return continuation.resume(returning: false) }
-            defer { close(tty) }
-            let ok = ioctl(tty, 0x5606 /* VT_ACTIVATE */, number) == 0 && ioctl(tty, 0x5607 /* VT_WAITACTIVE */, number) == 0
-            continuation.resume(returning: ok)
-        }
+    let outcome = Mutex<Bool?>(nil)
+    Thread.detachNewThread {
+        let tty = open("/dev/tty0", O_RDWR | O_CLOEXEC)
+        guard tty >= 0 else { return outcome.withLock { $0 = false } }
+        defer { close(tty) }
+        let ok = ioctl(tty, 0x5606 /* VT_ACTIVATE */, number) == 0 && ioctl(tty, 0x5607 /* VT_WAITACTIVE */, number) == 0
+        outcome.withLock { $0 = ok }
     }
+    _ = await waitFor(.seconds(120)) { outcome.withLock { $0 } != nil }
+    return outcome.withLock { $0 } ?? false
 }
 
 @Test("without a seat manager, automatic opening opens directly; asking for a seat then fails with an error that says what to start")
@@ -118,23 +121,35 @@ enum SeatSessionProbe {
 extension VKMSTests {
     @Test("through seatd as user nobody: a VT switch away and back (no callbacks while away, the console's framebuffer shown, a zero delta and the kernel's sequence on return), keys through libinput, the CRTC restored at exit")
     func seatSessionAndVTSwitch() async throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/seatd") else {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/seatd") else {
             #expect(!insideVM, "inside the VM the test runs as root and seatd is installed (Scripts/install-deps drm)")
             return
         }
         let demo = demoPath()
-        let socket = "/tmp/seatd-test-\(getpid()).sock"
+        // seatd 0.7 listens at /run/seatd.sock (a fresh tmpfs in the VM); while it runs, every
+        // program here (this one too) opens devices through it.
+        let socket = "/run/seatd.sock"
+        try #require(!FileManager.default.fileExists(atPath: socket), "a seatd is already running")
         let report = "/tmp/seat-demo-\(getpid()).json"
         let keyboard = try VirtualKeyboard()
         let seatLog = try LineReader()
         defer { seatLog.close() }
-        let seatd = try Child(["/usr/bin/env", "SEATD_SOCK=" + socket, "/usr/bin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"],
-                              errors: seatLog.writeEnd)
-        defer {
+        let seatd = try Child(["/usr/sbin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"], errors: seatLog.writeEnd)
+        var seatdStopped = false
+        func stopSeatd() async {
+            guard !seatdStopped else { return }
+            seatdStopped = true
             kill(seatd.pid, SIGTERM)
-            var status: Int32 = 0
-            waitpid(seatd.pid, &status, 0)
+            _ = await seatd.wait()
             unlink(socket)
+        }
+        defer {
+            if !seatdStopped {  // left early: the next tests must not find a seat manager
+                kill(seatd.pid, SIGKILL)
+                var status: Int32 = 0
+                waitpid(seatd.pid, &status, 0)
+                unlink(socket)
+            }
         }
         #expect(await waitFor(.seconds(60)) { FileManager.default.fileExists(atPath: socket) || !seatd.isRunning },
                 "seatd did not start: \(seatLog.poll())")
@@ -145,7 +160,7 @@ extension VKMSTests {
         let log = try LineReader()
         defer { log.close() }
         // Standard input /dev/null (no terminal): keys come through libinput.
-        let run = try Child(["/usr/bin/env", "SEATD_SOCK=" + socket, "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
+        let run = try Child(["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
                              "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
                              demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
                              "--report", report, "--log-level", "debug"], errors: log.writeEnd)
@@ -182,6 +197,7 @@ extension VKMSTests {
         keyboard.tap(VirtualKeyboard.keyQ)
         #expect(await log.wait(for: "key: quit", while: run) != nil, "q did not arrive: \(log.poll().suffix(20))")
         #expect(await run.wait() == 0)
+        await stopSeatd()
         #expect(crtc.state?.buffer == before?.buffer, "the CRTC was not restored")
 
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
