@@ -170,21 +170,22 @@ public final class SeatSession {
         var logged = false
         while !isActive {
             var wait: Int32 = -1
-            if let deadline {
+            if !logged {
+                wait = 0  // first what is there already (seatd sends the enable at once)
+            } else if let deadline {
                 let left = clock.now.duration(to: deadline)
                 if left <= .zero { break }
                 wait = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-            }
-            if !logged && libseat_dispatch(seat, 0) == 0 && !isActive {
-                logged = true
-                SeatSession.log.debug("seat \(name): the session is not active (its VT is in the background); waiting for it to be selected")
-                continue
             }
             if libseat_dispatch(seat, wait) < 0 {
                 let code = errno
                 libseat_close_seat(seat)
                 self.seat = nil
                 throw .session(.seatFailed(operation: "libseat_dispatch", detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code))))
+            }
+            if !isActive && !logged {
+                logged = true
+                SeatSession.log.debug("seat \(name): the session is not active (its VT is in the background); waiting for it to be selected")
             }
         }
         guard isActive else {
