@@ -70,6 +70,36 @@ final class VirtualKeyboard {
     }
 }
 
+extension Child {
+    /// A child with no signal blocked and default handlers for SIGUSR1/SIGUSR2: a child spawned
+    /// from a thread of this process inherits its signal mask (the runtime's threads block
+    /// signals), and seatd learns of VT switches through SIGUSR1/SIGUSR2.
+    init(unblocked arguments: [String], errors: Int32) throws {
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, errors, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), defaults = sigset_t()
+        sigemptyset(&none)
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGUSR1)
+        sigaddset(&defaults, SIGUSR2)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: status) }
+        self.pid = pid
+    }
+}
+
 /// Brings VT `number` to the front and waits until it is (through a thread: the switch waits for
 /// the seat's client to let go; a safety limit of 120 s).
 @MainActor
@@ -82,7 +112,7 @@ func activateVT(_ number: Int32) async -> Bool {
         let ok = ioctl(tty, 0x5606 /* VT_ACTIVATE */, number) == 0 && ioctl(tty, 0x5607 /* VT_WAITACTIVE */, number) == 0
         outcome.withLock { $0 = ok }
     }
-    _ = await waitFor(.seconds(120)) { outcome.withLock { $0 } != nil }
+    _ = await waitFor(.seconds(60)) { outcome.withLock { $0 } != nil }
     return outcome.withLock { $0 } ?? false
 }
 
@@ -134,7 +164,7 @@ extension VKMSTests {
         let keyboard = try VirtualKeyboard()
         let seatLog = try LineReader()
         defer { seatLog.close() }
-        let seatd = try Child(["/usr/sbin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"], errors: seatLog.writeEnd)
+        let seatd = try Child(unblocked: ["/usr/sbin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"], errors: seatLog.writeEnd)
         var seatdStopped = false
         func stopSeatd() async {
             guard !seatdStopped else { return }
@@ -160,7 +190,7 @@ extension VKMSTests {
         let log = try LineReader()
         defer { log.close() }
         // Standard input /dev/null (no terminal): keys come through libinput.
-        let run = try Child(["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
+        let run = try Child(unblocked: ["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
                              "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
                              demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
                              "--report", report, "--log-level", "debug"], errors: log.writeEnd)
@@ -181,7 +211,9 @@ extension VKMSTests {
                 "no libinput keys: \(lines.filter { $0.contains("keys") || $0.contains("input") })")
 
         // Away: VT 2. The switch completes only after the demo let go.
-        #expect(await activateVT(2), "VT 2 not activated")
+        let switched = await activateVT(2)
+        let active = (try? String(contentsOfFile: "/sys/class/tty/tty0/active", encoding: .utf8)) ?? "?"
+        try #require(switched, "VT 2 not activated (active: \(active)); seatd: \(seatLog.poll().suffix(15)); demo: \(log.poll().suffix(8))")
         #expect(await log.wait(for: "session disabled: no flips", while: run) != nil, "no disable: \(log.poll().suffix(20))")
         let away = MonotonicInstant.now()
         // The console (fbcon's framebuffer, as before the demo) is on screen while away.
