@@ -49,13 +49,16 @@ let package = Package(
         .systemLibrary(name: "CGBM", pkgConfig: "gbm", providers: [.apt(["libgbm-dev"])]),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        // Sessions through a seat manager (seatd, systemd-logind) and console input through it.
+        .systemLibrary(name: "CSeat", pkgConfig: "libseat", providers: [.apt(["libseat-dev"])]),
+        .systemLibrary(name: "CInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev", "libudev-dev"])]),
         // wayland-scanner output (generated, see Protocols/) plus cwl_ helpers.
         .target(name: "CWayland", dependencies: ["CWaylandClient"], path: "CWayland", publicHeadersPath: "include"),
 
         .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
         .target(
             name: "DRMBackend",
-            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CDRM", "CGBM",
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CDRM", "CGBM", "CSeat", "CInput", "CXKBCommon",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

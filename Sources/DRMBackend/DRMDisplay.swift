@@ -45,10 +45,15 @@ public final class DRMDisplay: FrameSource {
         public var mode: ModeRequest?
         /// The KMS API: atomic first with legacy as the fallback (`.automatic`), or one of them.
         public var kmsAPI: KMSAPI
-        public init(devicePath: String? = nil, mode: ModeRequest? = nil, kmsAPI: KMSAPI = .automatic) {
+        /// How the device is opened and master obtained: through a seat manager (seatd,
+        /// systemd-logind) when one runs, else directly. See ``SeatSession``.
+        public var session: SeatSession.Options
+        public init(devicePath: String? = nil, mode: ModeRequest? = nil, kmsAPI: KMSAPI = .automatic,
+                    session: SeatSession.Options = .init()) {
             self.devicePath = devicePath
             self.mode = mode
             self.kmsAPI = kmsAPI
+            self.session = session
         }
     }
 
@@ -78,11 +83,23 @@ public final class DRMDisplay: FrameSource {
     public private(set) var idleTicks = 0
     public private(set) var error: DRMError?
     public var onError: ((DRMError) -> Void)?
+    /// The session the device was opened in (also for input devices: ``ConsoleInput``).
+    public let session: SeatSession
+    /// Whether the session lets this display use the device now (false while another VT has it).
+    public var isSessionActive: Bool { sessionActive }
+    /// Called after the session was disabled (`false`: no callbacks until it comes back) and
+    /// after it was enabled and the mode set again (`true`).
+    public var onSessionChange: ((Bool) -> Void)?
 
     public var width: Int32 { Int32(mode.width) }
     public var height: Int32 { Int32(mode.height) }
 
     private let fd: Int32
+    private let device: SeatSession.Device
+    private var sessionActive = true
+    /// Enabled again while a flip from before the pause was still pending: resume at its event.
+    private var resumeAwaitsFlip = false
+    private var sessionObserver: Int?
     private let crtcID: UInt32
     private var connectorID: UInt32
     private var modeInfo: drmModeModeInfo
@@ -123,14 +140,18 @@ public final class DRMDisplay: FrameSource {
 
     public init(options: Options = Options()) throws(DRMError) {
         let path: String
-        if let given = options.devicePath { path = given } else { path = try DRMDisplay.findDevice() }
+        let session = try SeatSession.open(options: options.session)
+        if let given = options.devicePath { path = given } else { path = try DRMDisplay.findDevice(session: session) }
         devicePath = path
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else { throw DRMDisplay.openError(path: path, errno: errno) }
+        let device = try session.openDevice(path)
+        self.session = session
+        self.device = device
+        let fd = device.fd
         self.fd = fd
         var cleanup = true
-        defer { if cleanup { close(fd) } }
+        defer { if cleanup { session.closeDevice(device) } }
 
+        // Through a seat the descriptor is master already (the seat manager made it so).
         if drmIsMaster(fd) == 0 && drmSetMaster(fd) != 0 { throw .notMaster(path: path) }
         var value: UInt64 = 0
         guard drmGetCap(fd, UInt64(DRM_CAP_TIMESTAMP_MONOTONIC), &value) == 0, value == 1 else { throw .noMonotonicTimestamps }
@@ -248,6 +269,8 @@ public final class DRMDisplay: FrameSource {
         eventContext.page_flip_handler2 = hasCrtcInVblankEvent ? DRMDisplay.pageFlipHandler2 : nil
         eventContext.sequence_handler = DRMDisplay.sequenceHandler
         dispatcher.onDemandChange = { [weak self] wanted in self?.demandChanged(wanted) }
+        sessionObserver = session.addObserver(disabled: { [weak self] in self?.sessionDisabled() },
+                                              enabled: { [weak self] in self?.sessionEnabled() })
         startEventLoop()
     }
 
@@ -293,6 +316,11 @@ public final class DRMDisplay: FrameSource {
         guard error == nil, !shutDownDone else { return }
         do { try surface.swapBuffers(damage: nil, surfaceHeight: height) } catch { throw .graphics(error.description) }
         guard let bo = gbm_surface_lock_front_buffer(gbmSurface) else { throw .graphics("gbm_surface_lock_front_buffer failed") }
+        guard sessionActive else {
+            // Another VT has the display: nothing is submitted (drawn outside a callback; dropped).
+            gbm_surface_release_buffer(gbmSurface, bo)
+            return
+        }
         let fb: UInt32
         do { fb = try framebuffer(for: bo) } catch {
             gbm_surface_release_buffer(gbmSurface, bo)
@@ -365,6 +393,7 @@ public final class DRMDisplay: FrameSource {
         let code = output.flip(fb: fb, userData: me)
         guard code == 0 else {
             gbm_surface_release_buffer(gbmSurface, bo)
+            if lostMasterToSeat(code) { return }
             throw .kernel(operation: output.api == .atomic ? "drmModeAtomicCommit(NONBLOCK | PAGE_FLIP_EVENT)" : "drmModePageFlip", errno: code)
         }
         flippingBO = bo
@@ -385,7 +414,7 @@ public final class DRMDisplay: FrameSource {
             MainActor.assumeIsolated {
                 guard let self else { return }
                 self.nextCallbackPending = false
-                guard self.error == nil, !self.shutDownDone, self.dispatcher.wantsRefreshes,
+                guard self.error == nil, !self.shutDownDone, self.sessionActive, self.dispatcher.wantsRefreshes,
                       self.scheduler.wantsCurrentVblank else {
                     self.scheduler.cancelCurrentVblank()
                     return
@@ -481,13 +510,13 @@ public final class DRMDisplay: FrameSource {
             timerDemandChanged(wanted)
             return
         }
-        guard wanted, error == nil, !scheduler.isWaitingForEvent, !startPending else { return }
+        guard wanted, error == nil, sessionActive, !scheduler.isWaitingForEvent, !startPending else { return }
         startPending = true
         DispatchQueue.main.async { [weak self] in
             MainActor.assumeIsolated {
                 guard let self else { return }
                 self.startPending = false
-                guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone else { return }
+                guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone, self.sessionActive else { return }
                 // Before the mode set: the CRTC's current vblank, if it is running (a console on it).
                 var current: (sequence: UInt64, time: MonotonicInstant)?
                 if !self.scheduler.isModeSet {
@@ -509,6 +538,7 @@ public final class DRMDisplay: FrameSource {
 
     /// Queues a vblank event for the next vblank (the scheduler already counts it as on its way).
     private func queueVblank() {
+        guard sessionActive else { return }
         var queued: UInt64 = 0
         let token = UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))
         if drmCrtcQueueSequence(fd, crtcID, UInt32(DRM_CRTC_SEQUENCE_RELATIVE), 1, &queued, token) == 0 {
@@ -518,12 +548,25 @@ public final class DRMDisplay: FrameSource {
             vblankRefusal = errno
             switchToTimerPacing(reason: "drmCrtcQueueSequence refused (errno \(errno))")
         } else {
-            fail(.kernel(operation: "drmCrtcQueueSequence", errno: errno))
+            let code = errno
+            if !lostMasterToSeat(code) { fail(.kernel(operation: "drmCrtcQueueSequence", errno: code)) }
         }
     }
 
     private func flipEvent(sequence32: UInt32, time: MonotonicInstant) {
         guard error == nil, !shutDownDone else { return }
+        guard sessionActive, !resumeAwaitsFlip else {
+            // A flip queued before the pause completed: only the buffers move on.
+            if let shown = shownBO { gbm_surface_release_buffer(gbmSurface, shown) }
+            shownBO = flippingBO
+            flippingBO = nil
+            record(KernelVblank(sequence: KMSFrameScheduler.extend(sequence32, after: scheduler.lastSequence), time: time, kind: .flip))
+            if resumeAwaitsFlip {
+                resumeAwaitsFlip = false
+                sessionEnabled()
+            }
+            return
+        }
         if pacing == .timer {
             timedFlipEvent(time: time)
             return
@@ -556,14 +599,14 @@ public final class DRMDisplay: FrameSource {
     }
 
     private func vblankEvent(sequence: UInt64, time: MonotonicInstant) {
-        guard error == nil, !shutDownDone else { return }
+        guard error == nil, !shutDownDone, sessionActive, !resumeAwaitsFlip else { return }
         record(KernelVblank(sequence: sequence, time: time, kind: .vblank))
         follow(scheduler.vblankEvent(sequence: sequence, at: time))
     }
 
     private func follow(_ outcome: KMSFrameScheduler.EventOutcome) {
         if let feedback = outcome.feedback { dispatcher.deliver(feedback) }
-        guard error == nil, !shutDownDone, dispatcher.wantsRefreshes else { return }
+        guard error == nil, !shutDownDone, sessionActive, dispatcher.wantsRefreshes else { return }
         switch outcome.next {
         case .none: break
         case .queueVblank:
@@ -576,7 +619,7 @@ public final class DRMDisplay: FrameSource {
 
     private func runCallback(_ event: RefreshEvent) {
         dispatcher.dispatch(event)
-        guard error == nil, !shutDownDone else { return }
+        guard error == nil, !shutDownDone, sessionActive else { return }
         if scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) {
             if !idling {
                 idling = true
@@ -606,7 +649,7 @@ public final class DRMDisplay: FrameSource {
     /// Refreshes wanted or not: the start is run from the main queue, never inside the call that
     /// changed the demand (a link being created).
     private func timerDemandChanged(_ wanted: Bool) {
-        guard error == nil, !shutDownDone else { return }
+        guard error == nil, !shutDownDone, sessionActive else { return }
         guard wanted else {
             pacer.stopped()
             return
@@ -617,7 +660,7 @@ public final class DRMDisplay: FrameSource {
             MainActor.assumeIsolated {
                 guard let self else { return }
                 self.startPending = false
-                guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone else { return }
+                guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone, self.sessionActive else { return }
                 if let event = self.pacer.start(now: MonotonicInstant.now(), refreshIndex: self.dispatcher.nextRefreshIndex) {
                     self.runTimedCallback(event)
                 } else {
@@ -661,7 +704,7 @@ public final class DRMDisplay: FrameSource {
     private func timerFired() {
         var expirations: UInt64 = 0
         _ = read(timerFD, &expirations, 8)
-        guard error == nil, !shutDownDone else { return }
+        guard error == nil, !shutDownDone, sessionActive else { return }
         guard dispatcher.wantsRefreshes else {
             pacer.stopped()
             return
@@ -719,6 +762,67 @@ public final class DRMDisplay: FrameSource {
         let completion = pacer.flipCompleted(at: time)
         if completion.flipHeld { flipHeldBuffer(decidedAt: time) }
         if let feedback = completion.feedback { dispatcher.deliver(feedback) }
+    }
+
+    // MARK: Session (VT switches)
+
+    /// The seat is about to take the display away (another VT comes to the front): no flip,
+    /// vblank request or callback from now on. A flip already queued completes (its event only
+    /// moves the buffers). The seat manager drops master after this returns.
+    private func sessionDisabled() {
+        guard sessionActive, !shutDownDone else { return }
+        sessionActive = false
+        resumeAwaitsFlip = false
+        scheduler.cancelCurrentVblank()
+        if pacing == .timer { pacer.stopped() }  // the timer is not armed again while away
+        DRMDisplay.log.debug("session disabled: no flips and no callbacks until the session is back\(flippingBO != nil ? " (a flip queued before completes)" : "")")
+        onSessionChange?(false)
+    }
+
+    /// The display is ours again: the mode is set again with the frame last shown (the buffers
+    /// are kept), and refreshes restart with a vblank event: the first callback is a restart
+    /// (zero delta, the kernel's sequence taken up without counting the time away as missed).
+    private func sessionEnabled() {
+        guard !shutDownDone, error == nil else { return }
+        sessionActive = true
+        if flippingBO != nil {
+            // That flip's event is still to come (the kernel completes it): resume after it.
+            sessionActive = false
+            resumeAwaitsFlip = true
+            DRMDisplay.log.debug("session enabled: waiting for the flip queued before the pause to complete")
+            return
+        }
+        if let held = heldBuffer {
+            gbm_surface_release_buffer(gbmSurface, held.bo)
+            heldBuffer = nil
+        }
+        if scheduler.isModeSet {
+            let fb = shownBO.flatMap { bo in framebuffers.first(where: { $0.bo == bo })?.fb }
+                ?? framebuffers.first?.fb ?? 0
+            do { try output.setMode(fb: fb) } catch {
+                fail(error)
+                return
+            }
+            // The first refresh after this one is a restart (zero delta, no misses counted for
+            // the time away): the vblank scheduler takes up the kernel's sequence; the timer's
+            // grid continues at its next tick.
+            if pacing == .timer { pacer.stopped() } else { scheduler.sessionResumed() }
+            DRMDisplay.log.debug("session enabled: mode \(mode) set again with framebuffer \(fb); refreshes restart at the next vblank")
+        } else {
+            DRMDisplay.log.debug("session enabled before the first frame: the next frame sets the mode")
+        }
+        onSessionChange?(true)
+        if dispatcher.wantsRefreshes { demandChanged(true) }
+    }
+
+    /// A request refused for want of master while the device is the seat's: the seat manager
+    /// took master away before its disable reached us (logind drops DRM master first, then
+    /// tells). Paused as for a disable; the seat's enable brings the display back.
+    private func lostMasterToSeat(_ code: Int32) -> Bool {
+        guard session.kind != .direct, code == EACCES || code == EPERM else { return false }
+        DRMDisplay.log.debug("the seat took DRM master away (errno \(code)) before its disable arrived: paused")
+        sessionDisabled()
+        return true
     }
 
     // MARK: Kernel vblanks (for tests and diagnostics)
@@ -786,9 +890,14 @@ public final class DRMDisplay: FrameSource {
         shutDownDone = true
         readSource?.cancel()
         readSource = nil
-        // Restore what was on screen before (fbcon's framebuffer, or nothing).
         stopTimer()
-        if let saved = savedCrtc?.pointee {
+        if let sessionObserver { session.removeObserver(sessionObserver) }
+        sessionObserver = nil
+        // Restore what was on screen before (fbcon's framebuffer, or nothing); not while another
+        // VT has the display (its owner set it up, and this descriptor is not master).
+        if !sessionActive {
+            DRMDisplay.log.debug("CRTC not restored: the session is not active (another VT has the display)")
+        } else if let saved = savedCrtc?.pointee {
             // Not inside the log call: its message is only evaluated when debug logging is on.
             let restored = output.restore(saved)
             DRMDisplay.log.debug("\(restored)")
@@ -800,14 +909,14 @@ public final class DRMDisplay: FrameSource {
         }
         framebuffers.removeAll()
         surface.releaseCurrent()
-        drmDropMaster(fd)
+        if session.kind == .direct { drmDropMaster(fd) }  // through a seat, closing the device releases it
         // The EGL surface and context go with this object; the GBM objects and fd after them.
-        let fd = self.fd, gbmSurface = self.gbmSurface, gbmDevice = self.gbmDevice
+        let device = self.device, session = self.session, gbmSurface = self.gbmSurface, gbmDevice = self.gbmDevice
         nonisolated(unsafe) let s = gbmSurface, d = gbmDevice
         DispatchQueue.main.async {
             gbm_surface_destroy(s)
             gbm_device_destroy(d)
-            close(fd)
+            MainActor.assumeIsolated { session.closeDevice(device) }
         }
     }
 
@@ -844,19 +953,22 @@ public final class DRMDisplay: FrameSource {
     static let xrgb8888: UInt32 = 0x3432_5258  // 'X' 'R' '2' '4'
     static let modInvalid: UInt64 = 0x00FF_FFFF_FFFF_FFFF
 
-    /// The first /dev/dri/cardN with a connected connector.
-    static func findDevice() throws(DRMError) -> String {
+    /// The first /dev/dri/cardN with a connected connector (each opened in the session: through
+    /// the seat, or directly).
+    static func findDevice(session: SeatSession) throws(DRMError) -> String {
         var sawDevice = false
         for n in 0..<16 {
             let path = "/dev/dri/card\(n)"
             guard access(path, F_OK) == 0 else { continue }
             sawDevice = true
-            let fd = open(path, O_RDWR | O_CLOEXEC)
-            if fd < 0 {
-                if errno == EACCES || errno == EPERM { throw .permissionDenied(path: path) }
-                continue
+            let device: SeatSession.Device
+            do { device = try session.openDevice(path) } catch {
+                if case .noDevice = error { continue }
+                if case .kernel = error { continue }
+                throw error
             }
-            defer { close(fd) }
+            let fd = device.fd
+            defer { session.closeDevice(device) }
             guard let resources = drmModeGetResources(fd) else { continue }
             defer { drmModeFreeResources(resources) }
             for i in 0..<Int(resources.pointee.count_connectors) {

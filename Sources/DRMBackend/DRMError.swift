@@ -16,6 +16,8 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The driver refused an atomic commit, or lacks a property it needs: `property` of `object`
     /// (e.g. `MODE_ID` of `CRTC 37`, `FB_ID` of `plane 31`) is the part refused.
     case atomicRefused(property: String, object: String, detail: String, errno: Int32)
+    /// Opening the device through the seat (or directly, without one) failed.
+    case session(SeatSessionError)
 
     public var description: String {
         switch self {
@@ -51,6 +53,8 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             "The driver refused the atomic commit at \(property) of \(object): \(detail)"
                 + (errno != 0 ? " (TEST_ONLY commit: errno \(errno))" : "")
                 + ". Choose another mode (DRMDisplay.Options.mode), or the legacy API (DRMDisplay.Options.kmsAPI = .legacy)."
+        case .session(let error):
+            error.description
         }
     }
 }

@@ -75,6 +75,7 @@ public final class DisplaySurface: FrameSource {
     // DRM/KMS parts.
     var display: DRMDisplay?
     private var consoleKeyboard: ConsoleKeyboard?
+    private var consoleInput: ConsoleInput?
     private var keyDecoder = ConsoleKeyDecoder()
     private var keyFlushPending = false
 
@@ -207,8 +208,22 @@ public final class DisplaySurface: FrameSource {
         guard let display else { return }
         display.onError = { [weak self] error in self?.fail(.drm(error)) }
         guard options.readsConsoleKeys else { return }
-        consoleKeyboard = ConsoleKeyboard()
-        consoleKeyboard?.onKey = { [weak self] byte in self?.consoleByte(byte) }
+        // A terminal on standard input (interactive use): its keys in raw mode. Without one (a
+        // systemd unit on a console): the console's keyboards through the seat (libinput).
+        if let keyboard = ConsoleKeyboard() {
+            consoleKeyboard = keyboard
+            keyboard.onKey = { [weak self] byte in self?.consoleByte(byte) }
+            DisplaySurface.log.debug("keys: from the terminal on standard input (raw mode)")
+            return
+        }
+        do {
+            let input = try ConsoleInput(session: display.session)
+            input.onKey = { [weak self] sym in self?.onKey?(KeyEvent(symbol: KeySymbol(rawValue: sym))) }
+            consoleInput = input
+            DisplaySurface.log.debug("keys: no terminal on standard input; the console's keyboards through libinput (\(input.keyboards.joined(separator: ", ")))")
+        } catch {
+            DisplaySurface.log.debug("keys: no terminal on standard input and no console keyboard: \(error)")
+        }
     }
 
     private func consoleByte(_ byte: UInt8) {
@@ -333,6 +348,8 @@ public final class DisplaySurface: FrameSource {
         consoleKeyboard?.onKey = nil
         consoleKeyboard?.restore()
         consoleKeyboard = nil
+        consoleInput?.close()
+        consoleInput = nil
         connection?.keyboard?.onKeyPress = nil
         connection?.onError = nil
         window?.onClose = nil

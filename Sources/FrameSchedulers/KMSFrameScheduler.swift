@@ -293,6 +293,23 @@ public struct KMSFrameScheduler: Sendable {
         wantsCurrentVblank = false
     }
 
+    /// The session came back after a pause (another VT had the display; events from before may
+    /// have been lost): forget the frames on their way and any event waited for; the shell has
+    /// set the mode again with the frame last shown. The next ``start(now:refreshIndex:)``
+    /// queues a vblank event whose callback is a restart (`followsStall`: the resume's zero
+    /// delta, the kernel's sequence taken up again without invented misses). Lateness learned
+    /// before stays. Before the first mode set there is nothing to forget: the next frame sets it.
+    public mutating func sessionResumed() {
+        flipping = nil
+        held = nil
+        pending = nil
+        modeSetFrame = nil
+        isWaitingForEvent = false
+        wantsCurrentVblank = false
+        restarting = true
+        pipeline = FlipPipeline()
+    }
+
     // MARK: Pure helpers
 
     /// When a frame drawn after the vblank at `time` is expected: `periods` vblanks on (1 or 2 by

@@ -1,0 +1,257 @@
+import DRMBackend
+import DisplayLinkCore
+import Foundation
+import Synchronization
+import Testing
+
+/// A keyboard made with uinput (evdev node and all), with the udev database entry libinput reads
+/// (no udev runs in the VM: written as udev's input_id would).
+final class VirtualKeyboard {
+    let fd: Int32
+    let devicePath: String
+    private let udevEntry: String
+
+    static let keySpace: UInt16 = 57, keyQ: UInt16 = 16
+
+    init() throws {
+        fd = open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw DRMError.kernel(operation: "open(/dev/uinput)", errno: errno) }
+        _ = ioctl(fd, 0x4004_5564 /* UI_SET_EVBIT */, 1 /* EV_KEY */)
+        for key: Int32 in 1...88 { _ = ioctl(fd, 0x4004_5565 /* UI_SET_KEYBIT */, key) }  // the main block
+        // struct uinput_setup: input_id (bustype, vendor, product, version), name[80], ff_effects_max.
+        var setup = [UInt8](repeating: 0, count: 92)
+        setup[0] = 0x06  // BUS_VIRTUAL
+        setup[2] = 0x34; setup[4] = 0x12
+        for (i, byte) in "displaylink test keyboard".utf8.enumerated() { setup[8 + i] = byte }
+        guard ioctl(fd, 0x405C_5503 /* UI_DEV_SETUP */, &setup) == 0, ioctl(fd, 0x5501 /* UI_DEV_CREATE */) == 0 else {
+            let code = errno
+            close(fd)
+            throw DRMError.kernel(operation: "uinput device setup", errno: code)
+        }
+        var name = [UInt8](repeating: 0, count: 64)
+        guard ioctl(fd, 0x8040_552C /* UI_GET_SYSNAME(64) */, &name) >= 0 else {
+            close(fd)
+            throw DRMError.kernel(operation: "UI_GET_SYSNAME", errno: errno)
+        }
+        let sys = "/sys/devices/virtual/input/" + String(decoding: name.prefix { $0 != 0 }, as: UTF8.self)
+        let event = (try? FileManager.default.contentsOfDirectory(atPath: sys))?.first { $0.hasPrefix("event") }
+        guard let event, let number = (try? String(contentsOfFile: "\(sys)/\(event)/dev", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) else {
+            close(fd)
+            throw DRMError.noDevice(path: "\(sys)/event*")
+        }
+        devicePath = "/dev/input/" + event
+        udevEntry = "/run/udev/data/c" + number
+        try? FileManager.default.createDirectory(atPath: "/run/udev/data", withIntermediateDirectories: true)
+        try "I:1\nE:ID_INPUT=1\nE:ID_INPUT_KEY=1\nE:ID_INPUT_KEYBOARD=1\n".write(toFile: udevEntry, atomically: false, encoding: .utf8)
+    }
+
+    deinit {
+        _ = ioctl(fd, 0x5502 /* UI_DEV_DESTROY */)
+        close(fd)
+        unlink(udevEntry)
+    }
+
+    /// Presses and releases `key` (an evdev code).
+    func tap(_ key: UInt16) {
+        for value: Int32 in [1, 0] {
+            emit(type: 1 /* EV_KEY */, code: key, value: value)
+            emit(type: 0 /* EV_SYN */, code: 0 /* SYN_REPORT */, value: 0)
+        }
+    }
+
+    private func emit(type: UInt16, code: UInt16, value: Int32) {
+        // struct input_event: timeval (16 bytes), type, code, value.
+        var event = [UInt8](repeating: 0, count: 24)
+        withUnsafeBytes(of: type) { for i in 0..<2 { event[16 + i] = $0[i] } }
+        withUnsafeBytes(of: code) { for i in 0..<2 { event[18 + i] = $0[i] } }
+        withUnsafeBytes(of: value) { for i in 0..<4 { event[20 + i] = $0[i] } }
+        _ = write(fd, event, event.count)
+    }
+}
+
+extension Child {
+    /// A child with no signal blocked and default handlers for SIGUSR1/SIGUSR2: a child spawned
+    /// from a thread of this process inherits its signal mask (the runtime's threads block
+    /// signals), and seatd learns of VT switches through SIGUSR1/SIGUSR2.
+    init(unblocked arguments: [String], errors: Int32) throws {
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, errors, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), defaults = sigset_t()
+        sigemptyset(&none)
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGUSR1)
+        sigaddset(&defaults, SIGUSR2)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: status) }
+        self.pid = pid
+    }
+}
+
+/// Brings VT `number` to the front and waits until it is (through a thread: the switch waits for
+/// the seat's client to let go; a safety limit of 120 s).
+@MainActor
+func activateVT(_ number: Int32) async -> Bool {
+    let outcome = Mutex<Bool?>(nil)
+    Thread.detachNewThread {
+        let tty = open("/dev/tty0", O_RDWR | O_CLOEXEC)
+        guard tty >= 0 else { return outcome.withLock { $0 = false } }
+        defer { close(tty) }
+        let ok = ioctl(tty, 0x5606 /* VT_ACTIVATE */, number) == 0 && ioctl(tty, 0x5607 /* VT_WAITACTIVE */, number) == 0
+        outcome.withLock { $0 = ok }
+    }
+    _ = await waitFor(.seconds(60)) { outcome.withLock { $0 } != nil }
+    return outcome.withLock { $0 } ?? false
+}
+
+@Test("without a seat manager, automatic opening opens directly; asking for a seat then fails with an error that says what to start")
+@MainActor
+func sessionChoiceWithoutSeatManager() throws {
+    guard SeatSessionProbe.noManagerRunning else { return }  // a machine with seatd or logind: nothing to check here
+    let session = try SeatSession.open(options: .init(manager: .automatic))
+    #expect(session.kind == .direct)
+    #expect(session.isActive)
+    do {
+        _ = try SeatSession.open(options: .init(manager: .seat))
+        Issue.record("a seat opened with no seat manager running")
+    } catch {
+        guard case .session(.noSeatManager(let detail)) = error else {
+            Issue.record("unexpected error \(error)")
+            return
+        }
+        #expect(error.description.contains("seatd"), "\(error)")
+        #expect(!detail.isEmpty)
+    }
+}
+
+enum SeatSessionProbe {
+    static var noManagerRunning: Bool {
+        let env = ProcessInfo.processInfo.environment
+        guard env["LIBSEAT_BACKEND"] == nil else { return false }
+        let socket = env["SEATD_SOCK"] ?? "/run/seatd.sock"
+        let logind = ["/run/systemd/seats", "/run/systemd/system", "/run/dbus/system_bus_socket"].allSatisfy {
+            FileManager.default.fileExists(atPath: $0)
+        }
+        return !FileManager.default.fileExists(atPath: socket) && !logind
+    }
+}
+
+extension VKMSTests {
+    @Test("through seatd as user nobody: a VT switch away and back (no callbacks while away, the console's framebuffer shown, a zero delta and the kernel's sequence on return), keys through libinput, the CRTC restored at exit")
+    func seatSessionAndVTSwitch() async throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/seatd") else {
+            #expect(!insideVM, "inside the VM the test runs as root and seatd is installed (Scripts/install-deps drm)")
+            return
+        }
+        let demo = demoPath()
+        // seatd 0.7 listens at /run/seatd.sock (a fresh tmpfs in the VM); while it runs, every
+        // program here (this one too) opens devices through it.
+        let socket = "/run/seatd.sock"
+        try #require(!FileManager.default.fileExists(atPath: socket), "a seatd is already running")
+        let report = "/tmp/seat-demo-\(getpid()).json"
+        let keyboard = try VirtualKeyboard()
+        let seatLog = try LineReader()
+        defer { seatLog.close() }
+        let seatd = try Child(unblocked: ["/usr/sbin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"], errors: seatLog.writeEnd)
+        var seatdStopped = false
+        func stopSeatd() async {
+            guard !seatdStopped else { return }
+            seatdStopped = true
+            kill(seatd.pid, SIGTERM)
+            _ = await seatd.wait()
+            unlink(socket)
+        }
+        defer {
+            if !seatdStopped {  // left early: the next tests must not find a seat manager
+                kill(seatd.pid, SIGKILL)
+                var status: Int32 = 0
+                waitpid(seatd.pid, &status, 0)
+                unlink(socket)
+            }
+        }
+        #expect(await waitFor(.seconds(60)) { FileManager.default.fileExists(atPath: socket) || !seatd.isRunning },
+                "seatd did not start: \(seatLog.poll())")
+        try #require(seatd.isRunning, "seatd exited: \(seatLog.poll())")
+
+        let crtc = try #require(CRTCWatcher())
+        let before = crtc.state
+        let log = try LineReader()
+        defer { log.close() }
+        // Standard input /dev/null (no terminal): keys come through libinput.
+        let run = try Child(unblocked: ["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
+                             "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+                             demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
+                             "--report", report, "--log-level", "debug"], errors: log.writeEnd)
+        func flips(_ count: Int) async -> Bool {
+            var last = crtc.state?.buffer, seen = 0
+            let happened = await waitFor(.seconds(120)) {
+                let now = crtc.state?.buffer
+                if now != last, now != before?.buffer { seen += 1 }
+                last = now
+                return seen >= count || !run.isRunning
+            }
+            return happened && seen >= count
+        }
+        #expect(await flips(4), "the demo never flipped: \(log.poll().suffix(20))")
+        let lines = log.poll()
+        #expect(lines.contains { $0.contains("seat seat0: session active") }, "not through the seat: \(lines.suffix(30))")
+        #expect(lines.contains { $0.contains("keys: no terminal on standard input; the console's keyboards through libinput") },
+                "no libinput keys: \(lines.filter { $0.contains("keys") || $0.contains("input") })")
+
+        // Away: VT 2. The switch completes only after the demo let go.
+        let switched = await activateVT(2)
+        let active = (try? String(contentsOfFile: "/sys/class/tty/tty0/active", encoding: .utf8)) ?? "?"
+        try #require(switched, "VT 2 not activated (active: \(active)); seatd: \(seatLog.poll().suffix(15)); demo: \(log.poll().suffix(8))")
+        #expect(await log.wait(for: "session disabled: no flips", while: run) != nil, "no disable: \(log.poll().suffix(20))")
+        let away = MonotonicInstant.now()
+        // The console (fbcon's framebuffer, as before the demo) is on screen while away.
+        #expect(await waitFor(.seconds(60)) { crtc.state?.buffer == before?.buffer }, "the console did not come back while away")
+        let back = MonotonicInstant.now()
+        #expect(await activateVT(1), "VT 1 not activated")
+        #expect(await log.wait(for: "session enabled: mode", while: run) != nil, "no re-modeset: \(log.poll().suffix(20))")
+        #expect(await flips(3), "no flips after the return")
+
+        // Keys through libinput: space pauses, q quits.
+        keyboard.tap(VirtualKeyboard.keySpace)
+        #expect(await log.wait(for: "key: paused", while: run) != nil, "space did not arrive: \(log.poll().suffix(20))")
+        keyboard.tap(VirtualKeyboard.keyQ)
+        #expect(await log.wait(for: "key: quit", while: run) != nil, "q did not arrive: \(log.poll().suffix(20))")
+        #expect(await run.wait() == 0)
+        await stopSeatd()
+        #expect(crtc.state?.buffer == before?.buffer, "the CRTC was not restored")
+
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
+        let kept = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-seat.json")
+        try? FileManager.default.removeItem(at: kept)
+        try? FileManager.default.copyItem(at: URL(fileURLWithPath: report), to: kept)
+        let frames = json["frames"] as? [[String: Any]] ?? []
+        let called = frames.map { $0["callback_at"] as? Double ?? 0 }
+        #expect(!called.contains { $0 >= away.seconds && $0 <= back.seconds }, "callbacks while away")
+        let resume = called.firstIndex { $0 > back.seconds }
+        try #require(resume != nil && resume! > 2, "no frames before and after the time away")
+        let r = resume!
+        #expect(frames[r]["delta"] as? Double == 0, "the first delta after the return: \(frames[r])")
+        #expect(frames[r]["missed"] as? Int == 0)
+        #expect(frames[r]["provenance"] as? String == TimestampProvenance.hardwareVBlank.rawValue)
+        let sequenceBefore = frames[r - 1]["sequence"] as? Int ?? 0, sequenceAfter = frames[r]["sequence"] as? Int ?? 0
+        #expect(sequenceAfter > sequenceBefore, "sequence \(sequenceBefore) → \(sequenceAfter)")
+        let zero = Set(frames.indices.filter { frames[$0]["delta"] as? Double == 0 })
+        #expect(zero == [0, 1, r], "zero deltas at \(zero.sorted()), return at \(r)")
+        let period = (json["environment"] as? [String: Any])?["period_exact"] as? Double ?? 0
+        expectReportFrames(frames, period: period, zeroDeltas: zero)
+        print("[drm] seat: demo as nobody through seatd; VT 2 and back: \(frames.count) frames, none while away, "
+              + "return at frame \(r) (delta 0, sequence \(sequenceBefore) → \(sequenceAfter)); space and q through libinput; CRTC restored")
+    }
+}
