@@ -74,6 +74,9 @@ extension DisplaySurface {
         /// size to go back to on ``DisplaySurface/setFullscreen(_:)`` `false`). On DRM/KMS the
         /// surface is always the whole output, so this changes nothing there.
         public var fullscreen: Bool
+        /// On Wayland, give each frame's commit its target time when the compositor offers
+        /// `wp_commit_timing_manager_v1` (false: present as soon as possible, as without it).
+        public var waylandCommitTiming = true
 
         public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
                     width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,

@@ -80,6 +80,7 @@ final class DemoRunner {
         var surfaceOptions = DisplaySurface.Options(title: "displaylink-demo", appID: "org.displaylink.demo",
                                                     width: options.size.width, height: options.size.height,
                                                     devicePath: options.device, mode: mode)
+        surfaceOptions.waylandCommitTiming = options.commitTiming
         switch options.backend {
         case .auto: surfaceOptions.backend = options.headless ? .wayland : .auto
         case .wayland: surfaceOptions.backend = .wayland
@@ -291,6 +292,7 @@ final class DemoRunner {
             case .int(let i): (entry.key, .int(i))
             case .number(let d): (entry.key, .number(d))
             case .bool(let b): (entry.key, .bool(b))
+            case .list(let names): (entry.key, .array(names.map { .string($0) }))
             case .unknown: (entry.key, .null)
             }
         }
