@@ -50,7 +50,7 @@ import DisplayLinkCore
 /// (``outputChanged(advertisedPeriod:)``) forgets everything learned, so period and phase are
 /// learned again from the next presentations.
 ///
-/// Commit timing (``Configuration/usesCommitTiming``): each refresh carries a
+/// Commit timing (``Configuration/usesCommitTiming``): each refresh after the first presentation carries a
 /// ``Refresh/commitTarget`` half a period before its target: on a vblank grid any time in
 /// (V − p, V] is presented at V, so the frame is not shown before the vblank it was computed for,
 /// and jitter of up to half a period either way does not push it to the next one.
@@ -372,8 +372,10 @@ public struct WaylandRefreshScheduler: Sendable {
         if isPlausible(time, receivedAt: receivedAt) {
             timeline.recordPresentation(at: time, sequence: vblank,
                                         advertisedRefresh: advertisedRefresh.value > 0 ? advertisedRefresh : .zero)
-            learnInterval(to: time, sequence: vblank)
-            learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time)
+            // A presentation off the rhythm (a stall) says nothing about the depth either.
+            if learnInterval(to: time, sequence: vblank) {
+                learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time)
+            }
         }
         return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
                                     flags: flags, commitTarget: entry.commitTarget)
@@ -389,21 +391,26 @@ public struct WaylandRefreshScheduler: Sendable {
     // MARK: Learning the rhythm
 
     /// Whether an interval can be a period while fewer than three are known: within 0.75 to 2.25
-    /// advertised periods (any interval above the minimum when the advertised period is no reference).
+    /// advertised periods (no upper bound when the feedback said `refresh` 0: variable refresh).
     private func isAcceptableEarlyInterval(_ elapsed: Int64) -> Bool {
         guard elapsed >= WaylandRefreshScheduler.minimumPeriod.value else { return false }
         let advertised = timeline.advertisedPeriod.value
-        guard advertised >= WaylandRefreshScheduler.minimumPeriod.value, !isAdvertisedPeriodUnreliable else { return true }
-        return elapsed >= advertised - advertised / 4 && elapsed <= advertised * 2 + advertised / 4
+        guard advertised >= WaylandRefreshScheduler.minimumPeriod.value else { return true }
+        // With variable refresh the advertised period is the fastest rate's: still a lower bound.
+        guard elapsed >= advertised - advertised / 4 else { return false }
+        return isAdvertisedPeriodUnreliable || elapsed <= advertised * 2 + advertised / 4
     }
 
-    private mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?) {
+    /// Learns the interval from the previous presentation; returns false when it was rejected
+    /// (off the rhythm), true otherwise (also for the first presentation, or a reordered one).
+    @discardableResult
+    private mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?) -> Bool {
         defer {
             if previousPresentation.map({ time > $0.time }) ?? true { previousPresentation = (time, sequence) }
         }
-        guard let previous = previousPresentation, time > previous.time else { return }
+        guard let previous = previousPresentation, time > previous.time else { return true }
         let (elapsed, overflow) = time.nanoseconds.subtractingReportingOverflow(previous.time.nanoseconds)
-        guard !overflow else { return }
+        guard !overflow else { return false }
         if let sequence, let before = previous.sequence, sequence > before, sequence - before <= 16 {
             // The compositor counted the refreshes: the interval per refresh is a period.
             let perRefresh = elapsed / Int64(sequence - before)
@@ -411,7 +418,7 @@ public struct WaylandRefreshScheduler: Sendable {
                 intervals.append(perRefresh)
                 rejectedIntervals = 0
             }
-            return
+            return true
         }
         let accepted: Bool
         if intervals.count < 3 {
@@ -433,6 +440,7 @@ public struct WaylandRefreshScheduler: Sendable {
                 rejectedIntervals = 0
             }
         }
+        return accepted
     }
 
     private mutating func learnDepth(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant) {
@@ -511,9 +519,11 @@ public struct WaylandRefreshScheduler: Sendable {
                        commitTarget: commitTarget(for: target))
     }
 
-    /// Half a period before `target` (see the type's notes), with commit timing; else nil.
+    /// Half a period before `target` (see the type's notes), with commit timing once a
+    /// presentation is known; else nil. Before the first presentation the surface may not be
+    /// mapped: mutter 48 never applies a timed commit of a surface that is on no output yet.
     private func commitTarget(for target: MonotonicInstant) -> MonotonicInstant? {
-        guard configuration.usesCommitTiming else { return nil }
+        guard configuration.usesCommitTiming, timeline.latest != nil else { return nil }
         return saturatingAdd(target, Nanoseconds(-(period.value / 2)))
     }
 

@@ -26,7 +26,7 @@ internal import CWaylandClient
 /// inconsistently.
 ///
 /// Newer compositors' timing protocols are used when the connection bound them (each is optional):
-/// with `wp_commit_timing_manager_v1` every refresh's commit carries a timestamp half a period
+/// with `wp_commit_timing_manager_v1` and ``Configuration/usesCommitTiming`` every refresh's commit carries a timestamp half a period
 /// before its target (``WaylandRefreshScheduler/Refresh/commitTarget``), so a frame is never shown
 /// before the vblank it was computed for; with `wp_fifo_manager_v1` every refresh's commit sets a
 /// FIFO barrier and waits for the previous one (a commit made while hidden is held by the
@@ -58,10 +58,12 @@ public final class WaylandFrameSource: FrameSource {
         /// While stalled, tick the links this often with `timerFallback` provenance (nil: don't).
         public var fallbackTickInterval: Nanoseconds?
         /// Give each commit its target time when the compositor offers commit timing (false: the
-        /// connection may have bound it, but this source does not use it).
-        public var usesCommitTiming = true
+        /// connection may have bound it, but this source does not use it). Off by default:
+        /// mutter 48.7 (headless, virtual monitor) holds timed commits and then stops repainting
+        /// the window altogether after a few frames when nothing else on its output repaints.
+        public var usesCommitTiming = false
         public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
-                    usesCommitTiming: Bool = true) {
+                    usesCommitTiming: Bool = false) {
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
             self.usesCommitTiming = usesCommitTiming
@@ -232,9 +234,10 @@ public final class WaylandFrameSource: FrameSource {
         if let target = refresh.commitTarget, let timer = window.commitTimer {
             setTimestamp(timer, target)
         }
-        if let fifo = window.fifo {
+        if let fifo = window.fifo, scheduler.timeline.latest != nil {
             // Applied with this refresh's commit: it waits until the previous one was presented
             // (or the compositor gave up on it, e.g. while hidden), and sets the next barrier.
+            // Not before the first presentation (the surface is mapped by then).
             wp_fifo_v1_wait_barrier(fifo)
             wp_fifo_v1_set_barrier(fifo)
             fifoBarrierCount += 1

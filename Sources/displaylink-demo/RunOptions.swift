@@ -55,7 +55,7 @@ struct RunOptions: ParsableArguments {
     var hud = true
 
     @Flag(inversion: .prefixedNo, help: "On Wayland, give each frame's commit its target time when the compositor offers commit timing.")
-    var commitTiming = true
+    var commitTiming = false
 
     @Flag(help: "Start a private headless weston for this run and stop it afterwards.")
     var headless = false
