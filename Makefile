@@ -19,6 +19,8 @@ build: deps
 
 test: deps
 	Protocols/generate --check
+	@# Debian 13 root with mutter 48 for the timing-protocol tests (cached in ~/.cache/displaylink-trixie).
+	Scripts/trixie-root build >/dev/null
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build --disable-xctest $(BUILD_FLAGS)
 	@echo "DRM/KMS suite on a real kernel with vkms (qemu):"
@@ -107,14 +109,20 @@ bench: deps
 	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene bounce \
 	  --compare-views 60,20000 --seconds $(PACING_SECONDS)
 
-# Pacing: weston-simple-egl vs the demo on one private headless weston, same size and time.
+# Pacing: weston-simple-egl vs the demo on one private headless weston, same size and time; then
+# one table of the demo's target error (median, p99, start-up included, first ten frames) on
+# weston 10, mutter 43 and mutter 48 in the Debian 13 root, without and with commit timing
+# (Benchmarks/Scripts/timing-table; reports in out/bench-timing/).
 PACING_SECONDS ?= 10
+TIMING_FRAMES ?= 300
 PACING_SCENE ?= bounce
 bench-pacing: deps
 	$(SWIFT) build -c release --product displaylink-demo
 	cd Benchmarks && $(SWIFT) build -c release --product PacingBenchmark
 	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene $(PACING_SCENE) \
 	  --views 60 --seconds $(PACING_SECONDS)
+	@echo "Target error on weston 10, mutter 43 and mutter 48 (with and without commit timing):"
+	@Benchmarks/Scripts/timing-table .build/release/displaylink-demo $(TIMING_FRAMES)
 
 # DRM figures in the VM (Scripts/vkms-vm), release build, 640x480: on vkms the bounce and scroll
 # scenes with atomic and with legacy KMS (one VM boot), then bounce on bochs (no vblank events:

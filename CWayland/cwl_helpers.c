@@ -5,6 +5,8 @@
 #include "xdg-shell-client-protocol.h"
 #include "presentation-time-client-protocol.h"
 #include "viewporter-client-protocol.h"
+#include "fifo-v1-client-protocol.h"
+#include "commit-timing-v1-client-protocol.h"
 
 const struct wl_interface *cwl_compositor_interface(void) { return &wl_compositor_interface; }
 const struct wl_interface *cwl_output_interface(void) { return &wl_output_interface; }
@@ -12,6 +14,8 @@ const struct wl_interface *cwl_seat_interface(void) { return &wl_seat_interface;
 const struct wl_interface *cwl_xdg_wm_base_interface(void) { return &xdg_wm_base_interface; }
 const struct wl_interface *cwl_wp_presentation_interface(void) { return &wp_presentation_interface; }
 const struct wl_interface *cwl_wp_viewporter_interface(void) { return &wp_viewporter_interface; }
+const struct wl_interface *cwl_wp_fifo_manager_v1_interface(void) { return &wp_fifo_manager_v1_interface; }
+const struct wl_interface *cwl_wp_commit_timing_manager_v1_interface(void) { return &wp_commit_timing_manager_v1_interface; }
 
 void *cwl_registry_bind(struct wl_registry *registry, uint32_t name,
                         const struct wl_interface *interface, uint32_t version)

@@ -5,5 +5,7 @@
 #include "xdg-shell-client-protocol.h"
 #include "presentation-time-client-protocol.h"
 #include "viewporter-client-protocol.h"
+#include "fifo-v1-client-protocol.h"
+#include "commit-timing-v1-client-protocol.h"
 #include "cwl_helpers.h"
 #endif

@@ -11,6 +11,8 @@ const struct wl_interface *cwl_seat_interface(void);
 const struct wl_interface *cwl_xdg_wm_base_interface(void);
 const struct wl_interface *cwl_wp_presentation_interface(void);
 const struct wl_interface *cwl_wp_viewporter_interface(void);
+const struct wl_interface *cwl_wp_fifo_manager_v1_interface(void);
+const struct wl_interface *cwl_wp_commit_timing_manager_v1_interface(void);
 
 /* wl_registry_bind for an interface given by address, at a negotiated version. */
 void *cwl_registry_bind(struct wl_registry *registry, uint32_t name,

@@ -46,9 +46,43 @@ public struct PresentationFeedback: Sendable, Hashable {
     /// The ``DisplayFrame/refreshIndex`` of the callback in which the frame was drawn.
     public var refreshIndex: UInt64
     public var outcome: Outcome
+    /// How the frame was presented, when the source says (Wayland `wp_presentation` flags); nil
+    /// when unknown (discarded, or a source without flags).
+    public var flags: PresentationFlags?
+    /// The time the frame's commit asked not to be presented before (Wayland
+    /// `wp_commit_timer_v1.set_timestamp`), on `CLOCK_MONOTONIC`; nil when it asked for none.
+    public var commitTarget: MonotonicInstant?
 
-    public init(refreshIndex: UInt64, outcome: Outcome) {
+    public init(refreshIndex: UInt64, outcome: Outcome, flags: PresentationFlags? = nil,
+                commitTarget: MonotonicInstant? = nil) {
         self.refreshIndex = refreshIndex
         self.outcome = outcome
+        self.flags = flags
+        self.commitTarget = commitTarget
+    }
+}
+
+/// How a frame was presented (the `kind` flags of Wayland's presentation-time protocol).
+public struct PresentationFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Presented in sync with the display's vertical retrace (no tearing).
+    public static let vsync = PresentationFlags(rawValue: 0x1)
+    /// The time was taken from the display hardware's clock.
+    public static let hardwareClock = PresentationFlags(rawValue: 0x2)
+    /// The hardware signalled the completion (not an estimate from a timer).
+    public static let hardwareCompletion = PresentationFlags(rawValue: 0x4)
+    /// The client's buffer was scanned out directly (no copy by the compositor).
+    public static let zeroCopy = PresentationFlags(rawValue: 0x8)
+
+    /// The flags' names, in the protocol's order (`vsync`, `hw_clock`, `hw_completion`, `zero_copy`).
+    public var names: [String] {
+        var result: [String] = []
+        if contains(.vsync) { result.append("vsync") }
+        if contains(.hardwareClock) { result.append("hw_clock") }
+        if contains(.hardwareCompletion) { result.append("hw_completion") }
+        if contains(.zeroCopy) { result.append("zero_copy") }
+        return result
     }
 }

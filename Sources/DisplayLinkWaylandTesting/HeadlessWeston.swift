@@ -218,8 +218,9 @@ final class RunningCompositors: @unchecked Sendable {
         }
     }
 
+    /// `pid` negative: a process group (HeadlessMutter), signalled as a whole.
     func remove(_ pid: pid_t) {
-        guard pid > 0 else { return }
+        guard pid != 0 else { return }
         lock.withLock { _ in
             for i in 0..<RunningCompositors.capacity where slots[i] == pid { slots[i] = 0 }
         }
@@ -231,7 +232,7 @@ final class RunningCompositors: @unchecked Sendable {
     }
 
     func signalAll() {
-        for i in 0..<RunningCompositors.capacity where slots[i] > 0 {
+        for i in 0..<RunningCompositors.capacity where slots[i] != 0 {
             Glibc.kill(slots[i], SIGTERM)
         }
     }

@@ -153,7 +153,7 @@ public final class DisplaySurface: FrameSource {
                                            width: max(1, options.width), height: max(1, options.height),
                                            fullscreen: options.fullscreen)
             let egl = try WaylandEGLWindow(window: window)
-            let source = WaylandFrameSource(window: window)
+            let source = WaylandFrameSource(window: window, configuration: .init(usesCommitTiming: options.waylandCommitTiming))
             egl.frameSource = source  // a swap is the frame's commit
             return (connection, window, egl, source)
         } catch {

@@ -89,6 +89,10 @@ extension DisplaySurface {
         public var fullscreen: Bool
         /// The KMS API on DRM/KMS (`.automatic`: atomic when the driver has it, else legacy).
         public var kmsAPI: KMSAPI = .automatic
+        /// On Wayland, give each frame's commit its target time when the compositor offers
+        /// `wp_commit_timing_manager_v1` (false, the default: present as soon as possible, as
+        /// without it; mutter 48.7 headless stops repainting a window whose commits are timed).
+        public var waylandCommitTiming = false
 
         public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
                     width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,

@@ -7,6 +7,8 @@ public struct EnvironmentEntry: Sendable, Hashable {
         case int(Int)
         case number(Double)
         case bool(Bool)
+        /// A list of names (e.g. the timing protocols in use).
+        case list([String])
         /// Not known (e.g. no presentation clock without `wp_presentation`).
         case unknown
     }
@@ -24,7 +26,8 @@ extension DisplaySurface {
     /// What this surface runs on, as named facts in a fixed order.
     ///
     /// - Wayland: `compositor`, `socket`, `presentation_clock`, `refresh_advertised`, `egl_vendor`,
-    ///   `gles_version`, `swap_with_damage`.
+    ///   `gles_version`, `swap_with_damage`, `timing_protocols` (those in use, with their versions,
+    ///   e.g. `wp_presentation 2`, `wp_commit_timing_v1 1`, `wp_fifo_v1 1`, `xdg_wm_base 6`).
     /// - DRM/KMS: `device`, `driver`, `connector`, `mode`, `presentation_clock`,
     ///   `refresh_advertised`, `refresh_exact`, `period_exact`, `flips_submitted`,
     ///   `flips_completed`, `egl_driver`, `buffers_kept_mapped`, `kms_api` (`atomic` or `legacy`),
@@ -43,6 +46,7 @@ extension DisplaySurface {
                 EnvironmentEntry("egl_vendor", .string(eglWindow.context.vendor)),
                 EnvironmentEntry("gles_version", .int(Int(eglWindow.context.glesMajorVersion))),
                 EnvironmentEntry("swap_with_damage", .bool(eglWindow.context.supportsSwapWithDamage)),
+                EnvironmentEntry("timing_protocols", .list(waylandSource.timingProtocolsInUse)),
             ]
         }
         if let display {

@@ -30,8 +30,34 @@ import DisplayLinkCore
 /// Before the period is measured, counting from timestamps would invent missed frames (weston
 /// headless advertises 16.7 ms and presents every ~25 ms).
 ///
-/// `targetTimestamp`: the newest presentation plus the learned depth in periods, moved past both
-/// the arrival and the timestamp (so `targetTimestamp > timestamp`).
+/// `targetTimestamp`: the newest presentation plus the presentation depth in periods, moved past
+/// both the arrival and the timestamp (so `targetTimestamp > timestamp`). The depth is learned
+/// from each presented frame (how many periods after the newest presentation known when it was
+/// drawn it appeared); before the first such frame it is the number of frames drawn but not yet
+/// presented plus one (at most 3), so the third frame is already on the rhythm (weston's
+/// headless backend: depth 2; mutter: 1).
+///
+/// The period (start-up convergence): the median of the presentation intervals accepted so far,
+/// from the first one on (divided by the compositor's `seq` step when it has one). Without a
+/// `seq`, an interval is accepted while fewer than three are known when it lies within 0.75 to
+/// 2.25 advertised periods (mutter presents at once when idle, off any grid, and a start-up stall
+/// is no period; weston headless advertises 16.7 ms and presents every ~25 ms), later within 0.75
+/// to 1.5 of the median (longer ones span missed refreshes); eight rejections in a row start the
+/// measurement afresh (the display really changed). Before any presentation interval, the interval
+/// between the last two frame callbacks (same bounds), else the advertised period. A feedback
+/// `refresh` of 0 (presentation-time v2: variable refresh) makes the advertised period no
+/// reference: the period comes from measurement only. A change of output or mode
+/// (``outputChanged(advertisedPeriod:)``) forgets everything learned, so period and phase are
+/// learned again from the next presentations.
+///
+/// Commit timing (``Configuration/usesCommitTiming``): each refresh after the first presentation carries a
+/// ``Refresh/commitTarget`` half a period before its target: on a vblank grid any time in
+/// (V − p, V] is presented at V, so the frame is not shown before the vblank it was computed for,
+/// and jitter of up to half a period either way does not push it to the next one.
+///
+/// Suspension (`xdg_toplevel` state `suspended`, ``suspendedChanged(_:at:)``): at once no
+/// refresh, no request and no watchdog; on return a start refresh (or the outstanding callback)
+/// is marked `followsStall`, so links apply their stall policy (zero delta under `.zeroDelta`).
 ///
 /// Nothing here traps on compositor data: times and sequences use wrapping or checked
 /// arithmetic, a period below ``minimumPeriod`` is replaced, and presentation times implausibly
@@ -46,11 +72,15 @@ public struct WaylandRefreshScheduler: Sendable {
         /// While stalled, tick this often with ``TimestampProvenance/timerFallback`` (nil: don't).
         public var fallbackTickInterval: Nanoseconds?
 
+        /// Whether each refresh carries a ``Refresh/commitTarget`` (`wp_commit_timing_manager_v1`).
+        public var usesCommitTiming: Bool
+
         public init(usesPresentation: Bool = true, stallTimeout: Nanoseconds = Nanoseconds(500_000_000),
-                    fallbackTickInterval: Nanoseconds? = nil) {
+                    fallbackTickInterval: Nanoseconds? = nil, usesCommitTiming: Bool = false) {
             self.usesPresentation = usesPresentation
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
+            self.usesCommitTiming = usesCommitTiming
         }
     }
 
@@ -63,6 +93,9 @@ public struct WaylandRefreshScheduler: Sendable {
         public var requestsFrameCallback: Bool
         /// Send `wp_presentation.feedback` and file it under this slot (its frame is this refresh's).
         public var feedbackSlot: Int?
+        /// Ask the commit made in this refresh not to be presented before this time
+        /// (`wp_commit_timer_v1.set_timestamp`); nil without commit timing.
+        public var commitTarget: MonotonicInstant?
     }
 
     /// What a watchdog firing leads to.
@@ -104,6 +137,24 @@ public struct WaylandRefreshScheduler: Sendable {
     /// The last refresh's timestamp and sequence.
     public private(set) var lastTimestamp: MonotonicInstant?
     public private(set) var lastSequence: UInt64 = 0
+    /// Whether the compositor suspended the surface (xdg_toplevel `suspended`): nothing is
+    /// requested or dispatched until it is resumed.
+    public private(set) var isSuspended = false
+    /// Whether the advertised period is no reference (a feedback reported `refresh` 0).
+    public private(set) var isAdvertisedPeriodUnreliable = false
+    /// Presentation intervals accepted as periods (see the type's notes).
+    public var measuredIntervalCount: Int { intervals.count }
+    /// The presentation depth learned from presented frames (nil: none presented yet).
+    public var learnedDepth: Int? { depths.count > 0 ? Int(depths.median) : nil }
+
+    private var intervals = RecentMedian()
+    private var depths = RecentMedian()
+    private var rejectedIntervals = 0
+    /// The newest presentation learned from, and its `seq` (for intervals).
+    private var previousPresentation: (time: MonotonicInstant, sequence: UInt64?)?
+    private var lastCallbackArrival: MonotonicInstant?
+    private var callbackInterval: Int64?
+    private var resumingFromSuspension = false
 
     private var returningFromStall = false
     private var lastActivity = MonotonicInstant.zero
@@ -118,6 +169,7 @@ public struct WaylandRefreshScheduler: Sendable {
         var inUse = false
         var refreshIndex: UInt64 = 0
         var knownAtDraw: MonotonicInstant?
+        var commitTarget: MonotonicInstant?
     }
     private var slots: ContiguousArray<Slot>
 
@@ -129,16 +181,22 @@ public struct WaylandRefreshScheduler: Sendable {
 
     // MARK: Derived state
 
-    /// The period reported with refreshes: the timeline's, unless it is implausibly short.
+    /// The period reported with refreshes and used for targets: measured presentation intervals,
+    /// else the last frame-callback interval, else the advertised period, else 60 Hz (see the
+    /// type's notes).
     public var period: Nanoseconds {
-        let measured = timeline.period
-        if measured >= WaylandRefreshScheduler.minimumPeriod { return measured }
-        if timeline.advertisedPeriod >= WaylandRefreshScheduler.minimumPeriod { return timeline.advertisedPeriod }
+        let minimum = WaylandRefreshScheduler.minimumPeriod.value
+        if intervals.count > 0 && intervals.median >= minimum { return Nanoseconds(intervals.median) }
+        if let callbackInterval, callbackInterval >= minimum { return Nanoseconds(callbackInterval) }
+        if timeline.advertisedPeriod.value >= minimum { return timeline.advertisedPeriod }
         return Nanoseconds(16_666_667)
     }
 
+    /// Whether ``period`` rests on at least three measured presentation intervals.
+    public var isPeriodMeasured: Bool { intervals.count >= 3 }
+
     /// Whether the shell should run its watchdog timer.
-    public var wantsWatchdog: Bool { isActive && !isFailed }
+    public var wantsWatchdog: Bool { isActive && !isFailed && !isSuspended }
 
     /// How often the watchdog timer fires (the fallback interval, or the stall timeout; ≥ 1 ms).
     public var watchdogInterval: Nanoseconds {
@@ -161,7 +219,8 @@ public struct WaylandRefreshScheduler: Sendable {
         isActive = wanted
         guard wanted, !isFailed else { return false }
         lastActivity = now
-        guard !hasOutstandingFrameCallback, !isStartPending else { return false }
+        lastCallbackArrival = nil
+        guard !isSuspended, !hasOutstandingFrameCallback, !isStartPending else { return false }
         isStartPending = true
         return true
     }
@@ -170,8 +229,47 @@ public struct WaylandRefreshScheduler: Sendable {
     /// compositor paces from there).
     public mutating func startDue(at now: MonotonicInstant) -> Refresh? {
         isStartPending = false
-        guard isActive, !isFailed, !hasOutstandingFrameCallback else { return nil }
+        guard isActive, !isFailed, !isSuspended, !hasOutstandingFrameCallback else { return nil }
         return refresh(at: now, firstAfterStart: true)
+    }
+
+    // MARK: Suspension
+
+    /// The compositor set (`true`) or cleared the surface's `suspended` state at `now`. Returns
+    /// true when the shell should schedule a start refresh (resumed, a link active, no callback
+    /// outstanding), as for ``demandChanged(_:at:)``.
+    public mutating func suspendedChanged(_ suspended: Bool, at now: MonotonicInstant) -> Bool {
+        guard suspended != isSuspended else { return false }
+        isSuspended = suspended
+        lastCallbackArrival = nil
+        if suspended {
+            callbackArrival = nil
+            return false
+        }
+        resumingFromSuspension = true
+        lastActivity = now
+        guard isActive, !isFailed, !hasOutstandingFrameCallback, !isStartPending else { return false }
+        isStartPending = true
+        return true
+    }
+
+    // MARK: Outputs
+
+    /// The surface moved to another output, or its output's mode changed: everything learned
+    /// about the rhythm is forgotten, and period and phase are learned again from the next
+    /// presentations (`advertisedPeriod` 0: unknown).
+    public mutating func outputChanged(advertisedPeriod: Nanoseconds) {
+        timeline = PresentationTimeline(advertisedPeriod: advertisedPeriod.value > 0 ? advertisedPeriod : .zero)
+        intervals = RecentMedian()
+        depths = RecentMedian()
+        rejectedIntervals = 0
+        previousPresentation = nil
+        lastCallbackArrival = nil
+        callbackInterval = nil
+        isAdvertisedPeriodUnreliable = false
+        lastDeliveredPresentation = nil
+        lastCompositorSequence = nil
+        for index in slots.indices { slots[index].knownAtDraw = nil }
     }
 
     // MARK: Frame callbacks
@@ -180,23 +278,31 @@ public struct WaylandRefreshScheduler: Sendable {
     /// presentation feedback read in the same batch counts.
     public mutating func frameCallbackDone(at arrival: MonotonicInstant) {
         hasOutstandingFrameCallback = false
+        guard !isSuspended else { return }
         callbackArrival = arrival
+        if let previous = lastCallbackArrival {
+            let (elapsed, overflow) = arrival.nanoseconds.subtractingReportingOverflow(previous.nanoseconds)
+            if !overflow, isAcceptableEarlyInterval(elapsed) { callbackInterval = elapsed }
+        }
+        lastCallbackArrival = arrival
     }
 
     /// A batch of events was dispatched: the refresh for a callback in it, if a link wants one.
     public mutating func eventsDispatched() -> Refresh? {
         guard let arrival = callbackArrival else { return nil }
         callbackArrival = nil
-        guard isActive, !isFailed else { return nil }
+        guard isActive, !isFailed, !isSuspended else { return nil }
         return refresh(at: arrival, firstAfterStart: false)
     }
 
     /// The refresh for a callback that arrived at `arrival` (or for the start, `firstAfterStart`).
     public mutating func refresh(at arrival: MonotonicInstant, firstAfterStart: Bool) -> Refresh {
         lastActivity = arrival
-        let followsStall = (returningFromStall || isStalled) && !firstAfterStart
+        let followsStall = (returningFromStall || isStalled) && !firstAfterStart || resumingFromSuspension
         isStalled = false
         returningFromStall = false
+        resumingFromSuspension = false
+        let pending = outstandingFeedbackCount
 
         var timestamp: MonotonicInstant
         var provenance = TimestampProvenance.frameCallbackEstimate
@@ -229,11 +335,13 @@ public struct WaylandRefreshScheduler: Sendable {
         } else {
             if !firstAfterStart {
                 timeline.recordPresentation(at: arrival)
+                learnInterval(to: arrival, sequence: nil)
             }
             timestamp = notBeforeLast(arrival)
         }
 
         var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
+        let target = predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending)
         if let given = compositorSequence, let previous = lastCompositorSequence {
             // The compositor's count wins when it agrees with the time to within one refresh.
             let step = given &- previous
@@ -244,33 +352,104 @@ public struct WaylandRefreshScheduler: Sendable {
         // A half step is off the rhythm: refreshes after it are counted from the one before it.
         let keepAnchor = isHalfStep
         defer { if !keepAnchor { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) } }
-        return makeRefresh(timestamp: timestamp, steps: steps, target: predictTarget(now: arrival, timestamp: timestamp),
+        return makeRefresh(timestamp: timestamp, steps: steps, target: target,
                            provenance: provenance, followsStall: followsStall)
     }
 
     // MARK: Presentation feedback
 
     /// The feedback filed under `slot` reported a presentation at `time` (already on
-    /// `CLOCK_MONOTONIC`), received at `receivedAt`. `sequence` 0 means unknown; `advertisedRefresh`
-    /// 0 means unknown. Returns what to deliver to the links (nil for an unknown slot).
+    /// `CLOCK_MONOTONIC`), received at `receivedAt`, with the protocol's `flags`. `sequence` 0
+    /// means unknown; `advertisedRefresh` 0 means unknown or variable (the period then comes from
+    /// measurement only). Returns what to deliver to the links (nil for an unknown slot).
     public mutating func presented(slot: Int, at time: MonotonicInstant, receivedAt: MonotonicInstant,
-                                   sequence: UInt64, advertisedRefresh: Nanoseconds) -> PresentationFeedback? {
+                                   sequence: UInt64, advertisedRefresh: Nanoseconds,
+                                   flags: PresentationFlags = []) -> PresentationFeedback? {
         guard let entry = takeSlot(slot) else { return nil }
         feedbackCount += 1
         let vblank: UInt64? = sequence == 0 ? nil : sequence
+        if advertisedRefresh.value <= 0 { isAdvertisedPeriodUnreliable = true }
         if isPlausible(time, receivedAt: receivedAt) {
             timeline.recordPresentation(at: time, sequence: vblank,
                                         advertisedRefresh: advertisedRefresh.value > 0 ? advertisedRefresh : .zero)
-            timeline.recordOutcome(knownAtDraw: entry.knownAtDraw, presentedAt: time)
+            // A presentation off the rhythm (a stall) says nothing about the depth either.
+            if learnInterval(to: time, sequence: vblank) {
+                learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time)
+            }
         }
-        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank))
+        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
+                                    flags: flags, commitTarget: entry.commitTarget)
     }
 
     /// The feedback filed under `slot` reported its frame discarded.
     public mutating func discarded(slot: Int) -> PresentationFeedback? {
         guard let entry = takeSlot(slot) else { return nil }
         feedbackCount += 1
-        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .discarded)
+        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .discarded, commitTarget: entry.commitTarget)
+    }
+
+    // MARK: Learning the rhythm
+
+    /// Whether an interval can be a period while fewer than three are known: within 0.75 to 2.25
+    /// advertised periods (no upper bound when the feedback said `refresh` 0: variable refresh).
+    private func isAcceptableEarlyInterval(_ elapsed: Int64) -> Bool {
+        guard elapsed >= WaylandRefreshScheduler.minimumPeriod.value else { return false }
+        let advertised = timeline.advertisedPeriod.value
+        guard advertised >= WaylandRefreshScheduler.minimumPeriod.value else { return true }
+        // With variable refresh the advertised period is the fastest rate's: still a lower bound.
+        guard elapsed >= advertised - advertised / 4 else { return false }
+        return isAdvertisedPeriodUnreliable || elapsed <= advertised * 2 + advertised / 4
+    }
+
+    /// Learns the interval from the previous presentation; returns false when it was rejected
+    /// (off the rhythm), true otherwise (also for the first presentation, or a reordered one).
+    @discardableResult
+    private mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?) -> Bool {
+        defer {
+            if previousPresentation.map({ time > $0.time }) ?? true { previousPresentation = (time, sequence) }
+        }
+        guard let previous = previousPresentation, time > previous.time else { return true }
+        let (elapsed, overflow) = time.nanoseconds.subtractingReportingOverflow(previous.time.nanoseconds)
+        guard !overflow else { return false }
+        if let sequence, let before = previous.sequence, sequence > before, sequence - before <= 16 {
+            // The compositor counted the refreshes: the interval per refresh is a period.
+            let perRefresh = elapsed / Int64(sequence - before)
+            if perRefresh >= WaylandRefreshScheduler.minimumPeriod.value {
+                intervals.append(perRefresh)
+                rejectedIntervals = 0
+            }
+            return true
+        }
+        let accepted: Bool
+        if intervals.count < 3 {
+            accepted = isAcceptableEarlyInterval(elapsed)
+        } else {
+            let median = intervals.median
+            accepted = elapsed >= median - median / 4 && elapsed < median + median / 2
+        }
+        if accepted {
+            intervals.append(elapsed)
+            rejectedIntervals = 0
+        } else {
+            rejectedIntervals += 1
+            if rejectedIntervals >= 8 && elapsed >= WaylandRefreshScheduler.minimumPeriod.value {
+                // The display's rhythm really changed: measure afresh from here.
+                intervals = RecentMedian()
+                depths = RecentMedian()
+                intervals.append(elapsed)
+                rejectedIntervals = 0
+            }
+        }
+        return accepted
+    }
+
+    private mutating func learnDepth(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant) {
+        guard let knownAtDraw, presentedAt > knownAtDraw else { return }
+        let p = period.value
+        let (elapsed, overflow) = presentedAt.nanoseconds.subtractingReportingOverflow(knownAtDraw.nanoseconds)
+        guard p > 0, !overflow else { return }
+        let periods = elapsed / p + (elapsed % p >= p - p / 2 ? 1 : 0)
+        depths.append(min(max(periods, 1), 8))
     }
 
     /// The refresh index the feedback in `slot` reports on (nil when the slot is free).
@@ -283,7 +462,7 @@ public struct WaylandRefreshScheduler: Sendable {
 
     /// The watchdog timer fired at `now`.
     public mutating func watchdog(now: MonotonicInstant) -> WatchdogAction {
-        guard isActive, !isFailed else { return .nothing }
+        guard isActive, !isFailed, !isSuspended else { return .nothing }
         let (idle, overflow) = now.nanoseconds.subtractingReportingOverflow(lastActivity.nanoseconds)
         guard !overflow, idle >= configuration.stallTimeout.value else { return .nothing }
         let noticed = !isStalled
@@ -329,13 +508,23 @@ public struct WaylandRefreshScheduler: Sendable {
                 // (the compositor loses feedback), the oldest request is given up: the shell destroys
                 // its proxy and reuses the slot.
                 let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
-                slots[slot] = Slot(inUse: true, refreshIndex: index, knownAtDraw: timeline.latest)
+                slots[slot] = Slot(inUse: true, refreshIndex: index, knownAtDraw: timeline.latest,
+                                   commitTarget: commitTarget(for: target))
                 feedbackSlot = slot
             }
         }
         let event = RefreshEvent(timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
                                  targetTimestamp: target, provenance: provenance, followsStall: followsStall)
-        return Refresh(event: event, index: index, requestsFrameCallback: requestsCallback, feedbackSlot: feedbackSlot)
+        return Refresh(event: event, index: index, requestsFrameCallback: requestsCallback, feedbackSlot: feedbackSlot,
+                       commitTarget: commitTarget(for: target))
+    }
+
+    /// Half a period before `target` (see the type's notes), with commit timing once a
+    /// presentation is known; else nil. Before the first presentation the surface may not be
+    /// mapped: mutter 48 never applies a timed commit of a surface that is on no output yet.
+    private func commitTarget(for target: MonotonicInstant) -> MonotonicInstant? {
+        guard configuration.usesCommitTiming, timeline.latest != nil else { return nil }
+        return saturatingAdd(target, Nanoseconds(-(period.value / 2)))
     }
 
     private func oldestSlot() -> Int {
@@ -372,7 +561,7 @@ public struct WaylandRefreshScheduler: Sendable {
     /// counting anchor, minus those already counted since it; at least 1 (always 1 while the period
     /// is not measured, if `requireMeasuredPeriod`).
     private func stepsByTime(to timestamp: MonotonicInstant, requireMeasuredPeriod: Bool) -> UInt64 {
-        guard let anchor = countingAnchor, !requireMeasuredPeriod || timeline.isPeriodMeasured else { return 1 }
+        guard let anchor = countingAnchor, !requireMeasuredPeriod || isPeriodMeasured else { return 1 }
         let p = period.value
         let (elapsed, overflow) = timestamp.nanoseconds.subtractingReportingOverflow(anchor.time.nanoseconds)
         guard !overflow, elapsed > p else { return 1 }
@@ -390,12 +579,16 @@ public struct WaylandRefreshScheduler: Sendable {
         return MonotonicInstant(nanoseconds: latest.nanoseconds &+ (elapsed / p) * p)
     }
 
-    /// `latest + depth·period`, moved by whole periods past `now` and `timestamp`.
-    private func predictTarget(now: MonotonicInstant, timestamp: MonotonicInstant) -> MonotonicInstant {
+    /// `latest + depth·period`, moved by whole periods past `now` and `timestamp`; the depth is
+    /// the learned one, else `pendingFrames + 1` (at most 3). Without any presentation: the
+    /// floor plus the same number of periods.
+    private func predictTarget(now: MonotonicInstant, timestamp: MonotonicInstant, pendingFrames: Int) -> MonotonicInstant {
         let p = period
         let floor = max(now, timestamp)
-        guard let latest = timeline.latest else { return saturatingAdd(floor, p) }
-        var target = saturatingAdd(latest, Nanoseconds(p.value.multipliedReportingOverflow(by: Int64(timeline.depth)).partialValue))
+        let depth = Int64(learnedDepth ?? min(pendingFrames + 1, 3))
+        let ahead = Nanoseconds(p.value.multipliedReportingOverflow(by: depth).partialValue)
+        guard let latest = timeline.latest else { return saturatingAdd(floor, ahead) }
+        var target = saturatingAdd(latest, ahead)
         if target <= floor {
             let (gap, overflow) = floor.nanoseconds.subtractingReportingOverflow(target.nanoseconds)
             if !overflow {

@@ -16,8 +16,17 @@ public final class WaylandConnection {
     public struct Options: Sendable {
         /// Bind `wp_presentation` when offered (turn off to test the frame-callback fallback).
         public var bindPresentationTime = true
-        public init(bindPresentationTime: Bool = true) {
+        /// Bind `wp_commit_timing_manager_v1` when offered: each frame's commit then asks not to
+        /// be presented before its target (turn off to compare, or on a compositor that
+        /// mishandles it).
+        public var bindCommitTiming = true
+        /// Bind `wp_fifo_manager_v1` when offered: each refresh's commit sets a FIFO barrier and
+        /// waits for the previous one.
+        public var bindFifo = true
+        public init(bindPresentationTime: Bool = true, bindCommitTiming: Bool = true, bindFifo: Bool = true) {
             self.bindPresentationTime = bindPresentationTime
+            self.bindCommitTiming = bindCommitTiming
+            self.bindFifo = bindFifo
         }
     }
 
@@ -41,6 +50,10 @@ public final class WaylandConnection {
     private(set) var compositor: OpaquePointer?
     private(set) var wmBase: OpaquePointer?
     private(set) var presentation: OpaquePointer?
+    private(set) var commitTimingManager: OpaquePointer?
+    private(set) var fifoManager: OpaquePointer?
+    /// The versions bound, by interface (for ``timingProtocols``).
+    private var boundVersions: [(String, UInt32)] = []
     private(set) var outputs: [WaylandOutput] = []
     /// The first seat's keyboard, when the compositor has a seat.
     public private(set) var keyboard: WaylandKeyboard?
@@ -91,6 +104,29 @@ public final class WaylandConnection {
 
     /// Whether `wp_presentation` is bound.
     public var hasPresentationTime: Bool { presentation != nil }
+    /// Whether `wp_commit_timing_manager_v1` is bound.
+    public var hasCommitTiming: Bool { commitTimingManager != nil }
+    /// Whether `wp_fifo_manager_v1` is bound.
+    public var hasFifo: Bool { fifoManager != nil }
+    /// The version of `xdg_wm_base` bound (6 and above: the `suspended` state).
+    public private(set) var wmBaseVersion: UInt32 = 0
+
+    /// The timing protocols in use, with the versions bound, e.g. `["wp_presentation 2",
+    /// "wp_commit_timing_v1 1", "wp_fifo_v1 1", "xdg_wm_base 6"]` (`xdg_wm_base` listed from
+    /// version 6, which has the `suspended` state).
+    public var timingProtocols: [String] {
+        var names: [String] = []
+        for (interface, version) in boundVersions {
+            switch interface {
+            case "wp_presentation": names.append("wp_presentation \(version)")
+            case "wp_commit_timing_manager_v1": names.append("wp_commit_timing_v1 \(version)")
+            case "wp_fifo_manager_v1": names.append("wp_fifo_v1 \(version)")
+            case "xdg_wm_base" where version >= 6: names.append("xdg_wm_base \(version)")
+            default: break
+            }
+        }
+        return names
+    }
 
     // MARK: Globals
 
@@ -118,18 +154,29 @@ public final class WaylandConnection {
                 compositor = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_compositor_interface(),
                     WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.compositorVersion)))
             case "xdg_wm_base":
-                wmBase = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_xdg_wm_base_interface(),
-                    WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.wmBaseVersion)))
+                wmBaseVersion = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.wmBaseVersion)
+                wmBase = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_xdg_wm_base_interface(), wmBaseVersion))
                 xdg_wm_base_add_listener(wmBase, WaylandListeners.wmBase, nil)
+                boundVersions.append((global.interface, wmBaseVersion))
             case "wl_seat" where keyboard == nil:
                 let seat = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_seat_interface(),
                     WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.seatVersion)))
                 keyboard = WaylandKeyboard(seat: seat!)
             case "wp_presentation" where options.bindPresentationTime:
-                presentation = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_presentation_interface(),
-                    WaylandGlobals.presentationVersion))
+                let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.presentationVersion)
+                presentation = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_presentation_interface(), version))
                 wp_presentation_add_listener(presentation, WaylandListeners.presentation,
                                              Unmanaged.passUnretained(self).toOpaque())
+                boundVersions.append((global.interface, version))
+            case "wp_commit_timing_manager_v1" where options.bindCommitTiming && commitTimingManager == nil:
+                let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.commitTimingVersion)
+                commitTimingManager = OpaquePointer(cwl_registry_bind(
+                    registry, global.name, cwl_wp_commit_timing_manager_v1_interface(), version))
+                boundVersions.append((global.interface, version))
+            case "wp_fifo_manager_v1" where options.bindFifo && fifoManager == nil:
+                let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.fifoVersion)
+                fifoManager = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_fifo_manager_v1_interface(), version))
+                boundVersions.append((global.interface, version))
             default:
                 break
             }
@@ -281,6 +328,9 @@ public final class WaylandConnection {
         for output in outputs { output.destroy() }
         outputs.removeAll()
         if let presentation { wp_presentation_destroy(presentation) }
+        if let commitTimingManager { wp_commit_timing_manager_v1_destroy(commitTimingManager) }
+        if let fifoManager { wp_fifo_manager_v1_destroy(fifoManager) }
+        commitTimingManager = nil; fifoManager = nil
         if let wmBase { xdg_wm_base_destroy(wmBase) }
         if let compositor { wl_compositor_destroy(compositor) }
         if let registry { wl_registry_destroy(registry) }

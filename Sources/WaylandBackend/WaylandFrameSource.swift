@@ -25,6 +25,17 @@ internal import CWaylandClient
 /// (``PresentationTimeline``); never from the callback's `ms` argument, which compositors fill
 /// inconsistently.
 ///
+/// Newer compositors' timing protocols are used when the connection bound them (each is optional):
+/// with `wp_commit_timing_manager_v1` and ``Configuration/usesCommitTiming`` every refresh's commit carries a timestamp half a period
+/// before its target (``WaylandRefreshScheduler/Refresh/commitTarget``), so a frame is never shown
+/// before the vblank it was computed for; with `wp_fifo_manager_v1` every refresh's commit sets a
+/// FIFO barrier and waits for the previous one (a commit made while hidden is held by the
+/// compositor, never blocking the client); with `xdg_wm_base` 6 the `suspended` state stops all
+/// requests and the watchdog at once (``isSuspended``), and the first refresh after it follows a
+/// stall (zero delta under `.zeroDelta`). Presentation flags and commit targets travel with each
+/// ``PresentationFeedback``. When the surface changes output, or its output's mode changes, the
+/// rhythm is learned again at once.
+///
 /// When callbacks stop (surface hidden, feedback lost), a watchdog notices after
 /// ``Configuration/stallTimeout``; it can tick the links at a low rate (``timerFallback``
 /// provenance), and the first refresh after callbacks return is marked as following a stall.
@@ -46,9 +57,16 @@ public final class WaylandFrameSource: FrameSource {
         public var stallTimeout = Nanoseconds(500_000_000)
         /// While stalled, tick the links this often with `timerFallback` provenance (nil: don't).
         public var fallbackTickInterval: Nanoseconds?
-        public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil) {
+        /// Give each commit its target time when the compositor offers commit timing (false: the
+        /// connection may have bound it, but this source does not use it). Off by default:
+        /// mutter 48.7 (headless, virtual monitor) holds timed commits and then stops repainting
+        /// the window altogether after a few frames when nothing else on its output repaints.
+        public var usesCommitTiming = false
+        public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
+                    usesCommitTiming: Bool = false) {
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
+            self.usesCommitTiming = usesCommitTiming
         }
     }
 
@@ -77,6 +95,20 @@ public final class WaylandFrameSource: FrameSource {
     public var isWatchdogArmed: Bool { watchdog != nil }
     /// Whether a start refresh is scheduled on the main queue.
     public var isStartPending: Bool { scheduler.isStartPending }
+    /// Whether the compositor suspended the window (nothing is requested, no timer runs).
+    public var isSuspended: Bool { scheduler.isSuspended }
+    /// The timing protocols this source uses (``WaylandConnection/timingProtocols``, without
+    /// commit timing when the configuration turned it off).
+    public var timingProtocolsInUse: [String] {
+        connection.timingProtocols.filter { usesCommitTiming || !$0.hasPrefix("wp_commit_timing") }
+    }
+    /// Whether commits carry target times (`wp_commit_timer_v1.set_timestamp`).
+    public var usesCommitTiming: Bool { scheduler.configuration.usesCommitTiming }
+    /// Commits given a target time, and FIFO barriers set (for tests).
+    public private(set) var timedCommitCount = 0
+    public private(set) var fifoBarrierCount = 0
+    /// Times the rhythm was forgotten because the surface's output or its mode changed.
+    public private(set) var outputChangeCount = 0
 
     private var connection: WaylandConnection { window.connection }
     private var frameCallback: OpaquePointer?
@@ -90,16 +122,22 @@ public final class WaylandFrameSource: FrameSource {
     public private(set) var lostFeedbackCount = 0
     /// Whether the current stall was logged (its fallback ticks, its end).
     private var stallLogged = false
+    /// The output whose rhythm is being learned, and its advertised period.
+    private var currentOutput: ObjectIdentifier?
+    private var currentAdvertised: Nanoseconds
 
     public init(window: WaylandWindow, configuration: Configuration = Configuration()) {
         self.window = window
         self.configuration = configuration
         let advertised = window.outputs.first?.advertisedPeriod
             ?? window.connection.outputs.first?.advertisedPeriod ?? .zero
+        currentOutput = window.outputs.first.map { ObjectIdentifier($0) }
+        currentAdvertised = advertised
         scheduler = WaylandRefreshScheduler(
             configuration: .init(usesPresentation: window.connection.hasPresentationTime,
                                  stallTimeout: configuration.stallTimeout,
-                                 fallbackTickInterval: configuration.fallbackTickInterval),
+                                 fallbackTickInterval: configuration.fallbackTickInterval,
+                                 usesCommitTiming: configuration.usesCommitTiming && window.commitTimer != nil),
             advertisedPeriod: advertised)
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
         if let clock = window.connection.presentationClock {
@@ -112,7 +150,11 @@ public final class WaylandFrameSource: FrameSource {
             WaylandFrameSource.log.debug("no wp_presentation: timestamps are estimates from frame callback arrival times (provenance frameCallbackEstimate)")
         }
         WaylandFrameSource.log.debug("advertised refresh period \(advertised) (targets use the measured period once known)")
+        WaylandFrameSource.log.debug("timing protocols in use: \(window.connection.timingProtocols.joined(separator: ", "))\(window.commitTimer != nil && !configuration.usesCommitTiming ? " (commit timing bound, not used by configuration)" : "")")
         dispatcher.onDemandChange = { [weak self] wanted in self?.demandChanged(wanted) }
+        window.addSuspendedHandler { [weak self] suspended in self?.suspendedChanged(suspended) }
+        window.addOutputsChangedHandler { [weak self] in self?.outputsChanged() }
+        if window.isSuspended { _ = scheduler.suspendedChanged(true, at: MonotonicInstant.now()) }
         window.connection.addAfterDispatchHandler { [weak self] in self?.afterDispatch() }
         window.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
         error = window.connection.error
@@ -136,14 +178,45 @@ public final class WaylandFrameSource: FrameSource {
         let scheduleStart = scheduler.demandChanged(wanted, at: MonotonicInstant.now())
         if scheduler.wantsWatchdog { startWatchdog() } else { stopWatchdog() }
         guard scheduleStart else { return }
-        // Start with a refresh now, from the main queue (not inside the link's init or setter):
-        // the first frame maps the surface, and the compositor paces from there.
+        scheduleStartRefresh()
+    }
+
+    /// Start with a refresh now, from the main queue (not inside the link's init or setter, or
+    /// the configure handler): the first frame maps the surface, and the compositor paces from there.
+    private func scheduleStartRefresh() {
         DispatchQueue.main.async { [weak self] in
             MainActor.assumeIsolated {
                 guard let self, let refresh = self.scheduler.startDue(at: MonotonicInstant.now()) else { return }
                 self.perform(refresh)
             }
         }
+    }
+
+    // MARK: Suspension and outputs
+
+    private func suspendedChanged(_ suspended: Bool) {
+        let scheduleStart = scheduler.suspendedChanged(suspended, at: MonotonicInstant.now())
+        if scheduler.wantsWatchdog { startWatchdog() } else { stopWatchdog() }
+        WaylandFrameSource.log.debug(suspended
+            ? "suspended by the compositor: no requests and no timer until it resumes the window"
+            : "resumed by the compositor (the next refresh follows a stall: delta 0 under .zeroDelta)")
+        if scheduleStart { scheduleStartRefresh() }
+    }
+
+    private func outputsChanged() {
+        let primary = window.outputs.first
+        let identity = primary.map { ObjectIdentifier($0) }
+        let advertised = primary?.advertisedPeriod ?? currentAdvertised
+        defer {
+            if identity != nil { currentOutput = identity }
+            currentAdvertised = advertised
+        }
+        // The first enter of the output the source started from is no change.
+        let isNewOutput = identity != nil && currentOutput != nil && identity != currentOutput
+        guard isNewOutput || advertised != currentAdvertised else { return }
+        outputChangeCount += 1
+        scheduler.outputChanged(advertisedPeriod: advertised)
+        WaylandFrameSource.log.debug("output or mode changed (advertised period \(advertised)): period and phase learned again")
     }
 
     // MARK: The refresh
@@ -158,6 +231,17 @@ public final class WaylandFrameSource: FrameSource {
         guard !window.isDestroyed else { return }
         if refresh.requestsFrameCallback { requestFrameCallback() }
         if let slot = refresh.feedbackSlot { requestFeedback(slot: slot) }
+        if let target = refresh.commitTarget, let timer = window.commitTimer {
+            setTimestamp(timer, target)
+        }
+        if let fifo = window.fifo, scheduler.timeline.latest != nil {
+            // Applied with this refresh's commit: it waits until the previous one was presented
+            // (or the compositor gave up on it, e.g. while hidden), and sets the next barrier.
+            // Not before the first presentation (the surface is mapped by then).
+            wp_fifo_v1_wait_barrier(fifo)
+            wp_fifo_v1_set_barrier(fifo)
+            fifoBarrierCount += 1
+        }
         if stallLogged && refresh.event.provenance != .timerFallback {
             stallLogged = false
             WaylandFrameSource.log.debug("frame callbacks resumed after a stall (refresh \(refresh.index); delta 0 under .zeroDelta)")
@@ -173,6 +257,16 @@ public final class WaylandFrameSource: FrameSource {
         }
         // EGL may have read events for our queue while swapping: handle them, then flush.
         connection.dispatchPending()
+    }
+
+    /// `wp_commit_timer_v1.set_timestamp` with `target` converted to the presentation clock.
+    private func setTimestamp(_ timer: OpaquePointer, _ target: MonotonicInstant) {
+        let raw = target.nanoseconds &- clockOffset.nanoseconds
+        guard raw > 0 else { return }
+        let seconds = UInt64(raw / 1_000_000_000)
+        wp_commit_timer_v1_set_timestamp(timer, UInt32(truncatingIfNeeded: seconds >> 32),
+                                         UInt32(truncatingIfNeeded: seconds), UInt32(raw % 1_000_000_000))
+        timedCommitCount += 1
     }
 
     private func requestFrameCallback() {
@@ -209,7 +303,7 @@ public final class WaylandFrameSource: FrameSource {
     }
 
     private func presented(_ proxy: OpaquePointer?, seconds: UInt64, nanoseconds: UInt32,
-                           refresh: UInt32, sequence: UInt64) {
+                           refresh: UInt32, sequence: UInt64, flags: UInt32) {
         guard let slot = takeProxy(proxy) else { return }
         let now = MonotonicInstant.now()
         if clockDomain != .monotonic, clockOffset.isStale(at: now) {
@@ -218,7 +312,8 @@ public final class WaylandFrameSource: FrameSource {
         let raw = Int64(truncatingIfNeeded: seconds) &* 1_000_000_000 &+ Int64(nanoseconds)
         let time = clockOffset.monotonic(fromSource: raw)
         guard let feedback = scheduler.presented(slot: slot, at: time, receivedAt: now, sequence: sequence,
-                                                 advertisedRefresh: Nanoseconds(Int64(refresh))) else { return }
+                                                 advertisedRefresh: Nanoseconds(Int64(refresh)),
+                                                 flags: PresentationFlags(rawValue: flags & 0xF)) else { return }
         dispatcher.deliver(feedback)
     }
 
@@ -312,13 +407,13 @@ public final class WaylandFrameSource: FrameSource {
 
     private nonisolated(unsafe) static let feedbackListener = WaylandListeners.make(wp_presentation_feedback_listener(
         sync_output: { _, _, _ in },
-        presented: { data, feedback, secondsHigh, secondsLow, nanoseconds, refresh, sequenceHigh, sequenceLow, _ in
+        presented: { data, feedback, secondsHigh, secondsLow, nanoseconds, refresh, sequenceHigh, sequenceLow, flags in
             nonisolated(unsafe) let feedback = feedback
             let object = WaylandFrameSource.from(data)
             MainActor.assumeIsolated {
                 object.presented(
                     feedback, seconds: UInt64(secondsHigh) << 32 | UInt64(secondsLow), nanoseconds: nanoseconds,
-                    refresh: refresh, sequence: UInt64(sequenceHigh) << 32 | UInt64(sequenceLow))
+                    refresh: refresh, sequence: UInt64(sequenceHigh) << 32 | UInt64(sequenceLow), flags: flags)
             }
         },
         discarded: { data, feedback in

@@ -20,8 +20,10 @@ enum WaylandGlobals {
 
     // The highest versions whose events this backend has listeners for.
     static let compositorVersion: UInt32 = 4      // wl_surface.damage_buffer
-    static let wmBaseVersion: UInt32 = 5          // xdg_toplevel configure_bounds, wm_capabilities
-    static let presentationVersion: UInt32 = 1
+    static let wmBaseVersion: UInt32 = 6          // xdg_toplevel configure_bounds, wm_capabilities; v6: suspended
+    static let presentationVersion: UInt32 = 2    // v2: refresh 0 for variable refresh
+    static let commitTimingVersion: UInt32 = 1
+    static let fifoVersion: UInt32 = 1
     static let outputVersion: UInt32 = 4          // wl_output.name / description
     static let seatVersion: UInt32 = 5
 }

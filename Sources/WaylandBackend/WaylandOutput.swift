@@ -15,6 +15,23 @@ public final class WaylandOutput {
 
     let proxy: OpaquePointer
     let globalName: UInt32
+    private var modeHandlers: [() -> Void] = []
+    private var refreshAtLastDone: Int32 = 0
+    private var sizeAtLastDone: (Int32, Int32) = (0, 0)
+    private var doneSeen = false
+
+    /// Runs `handler` after a `done` that changed the current mode (not on the first `done`).
+    func addModeChangeHandler(_ handler: @escaping () -> Void) {
+        modeHandlers.append(handler)
+    }
+
+    private func done() {
+        let changed = doneSeen && (refreshAtLastDone != refreshMilliHertz || sizeAtLastDone != (width, height))
+        doneSeen = true
+        refreshAtLastDone = refreshMilliHertz
+        sizeAtLastDone = (width, height)
+        if changed { for handler in modeHandlers { handler() } }
+    }
 
     init(proxy: OpaquePointer, globalName: UInt32) {
         self.proxy = proxy
@@ -50,7 +67,10 @@ public final class WaylandOutput {
                 output.refreshMilliHertz = refresh
             }
         },
-        done: { _, _ in },
+        done: { data, _ in
+            let output = WaylandOutput.from(data)
+            MainActor.assumeIsolated { output.done() }
+        },
         scale: { data, _, factor in
             let object = WaylandOutput.from(data)
             MainActor.assumeIsolated { object.scale = factor }

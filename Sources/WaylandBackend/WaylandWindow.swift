@@ -22,10 +22,24 @@ public final class WaylandWindow {
     public var onClose: (() -> Void)?
     /// The outputs the surface is on (wl_surface.enter / leave).
     public private(set) var outputs: [WaylandOutput] = []
+    /// Whether the compositor's last configure had the `suspended` state (xdg_wm_base 6: the
+    /// window is not visible, e.g. minimised, and the compositor stopped repainting it).
+    public private(set) var isSuspended = false
+    /// Called when ``isSuspended`` changes (after the configure is acknowledged).
+    public var onSuspendedChange: ((Bool) -> Void)?
 
     let surface: OpaquePointer
     private let xdgSurface: OpaquePointer
     private let toplevel: OpaquePointer
+    /// The surface's `wp_commit_timer_v1` and `wp_fifo_v1` (one each per surface at most), when
+    /// the compositor offers them.
+    private(set) var commitTimer: OpaquePointer?
+    private(set) var fifo: OpaquePointer?
+    private var suspendedHandlers: [(Bool) -> Void] = []
+    private var outputHandlers: [() -> Void] = []
+    /// The outputs whose mode changes this window follows (each registered once).
+    private var watchedOutputs: Set<ObjectIdentifier> = []
+    private var pendingSuspended = false
     private var configured = false
     private var pendingWidth: Int32 = 0
     private var pendingHeight: Int32 = 0
@@ -57,6 +71,8 @@ public final class WaylandWindow {
         surface = wl_compositor_create_surface(compositor)
         xdgSurface = xdg_wm_base_get_xdg_surface(wmBase, surface)
         toplevel = xdg_surface_get_toplevel(xdgSurface)
+        if let manager = connection.commitTimingManager { commitTimer = wp_commit_timing_manager_v1_get_timer(manager, surface) }
+        if let manager = connection.fifoManager { fifo = wp_fifo_manager_v1_get_fifo(manager, surface) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         wl_surface_add_listener(surface, WaylandWindow.surfaceListener, me)
         xdg_surface_add_listener(xdgSurface, WaylandWindow.xdgSurfaceListener, me)
@@ -110,10 +126,29 @@ public final class WaylandWindow {
     public func destroy() {
         guard !destroyed else { return }
         destroyed = true
+        if let commitTimer { wp_commit_timer_v1_destroy(commitTimer) }
+        if let fifo { wp_fifo_v1_destroy(fifo) }
+        commitTimer = nil
+        fifo = nil
         xdg_toplevel_destroy(toplevel)
         xdg_surface_destroy(xdgSurface)
         wl_surface_destroy(surface)
         connection.flush()
+    }
+
+    /// Runs `handler` when ``isSuspended`` changes (frame sources: no requests while suspended).
+    func addSuspendedHandler(_ handler: @escaping (Bool) -> Void) {
+        suspendedHandlers.append(handler)
+    }
+
+    /// Runs `handler` when the surface enters or leaves an output, or the mode of one of its
+    /// outputs changes (frame sources re-learn the rhythm).
+    func addOutputsChangedHandler(_ handler: @escaping () -> Void) {
+        outputHandlers.append(handler)
+    }
+
+    func outputsChanged() {
+        for handler in outputHandlers { handler() }
     }
 
     // MARK: Events
@@ -123,6 +158,11 @@ public final class WaylandWindow {
         configured = true
         isFullscreen = pendingFullscreen
         isMaximized = pendingMaximized
+        if pendingSuspended != isSuspended {
+            isSuspended = pendingSuspended
+            for handler in suspendedHandlers { handler(isSuspended) }
+            onSuspendedChange?(isSuspended)
+        }
         // A zero width or height leaves that dimension to the client: the windowed size (not the
         // current one, which after fullscreen or maximized is the compositor's, not ours).
         let newWidth = pendingWidth > 0 ? pendingWidth : windowedWidth
@@ -138,6 +178,11 @@ public final class WaylandWindow {
         }
     }
 
+    private func modeChanged(of output: WaylandOutput) {
+        guard !destroyed, outputs.contains(where: { $0 === output }) else { return }
+        outputsChanged()
+    }
+
     private nonisolated static func from(_ data: UnsafeMutableRawPointer?) -> WaylandWindow {
         Unmanaged<WaylandWindow>.fromOpaque(data!).takeUnretainedValue()
     }
@@ -149,6 +194,10 @@ public final class WaylandWindow {
                 MainActor.assumeIsolated {
                 if let found = window.connection.output(for: output), !window.outputs.contains(where: { $0 === found }) {
                     window.outputs.append(found)
+                    if window.watchedOutputs.insert(ObjectIdentifier(found)).inserted {
+                        found.addModeChangeHandler { [weak window] in window?.modeChanged(of: found) }
+                    }
+                    window.outputsChanged()
                 }
             }
         },
@@ -156,7 +205,9 @@ public final class WaylandWindow {
             nonisolated(unsafe) let output = output
             let window = WaylandWindow.from(data)
                 MainActor.assumeIsolated {
+                let before = window.outputs.count
                 window.outputs.removeAll { $0.proxy == output }
+                if window.outputs.count != before { window.outputsChanged() }
             }
         }
     ))
@@ -170,12 +221,13 @@ public final class WaylandWindow {
 
     private nonisolated(unsafe) static let toplevelListener = WaylandListeners.make(xdg_toplevel_listener(
         configure: { data, _, width, height, states in
-            var fullscreen = false, maximized = false
+            var fullscreen = false, maximized = false, suspended = false
             if let states, let bytes = states.pointee.data, states.pointee.size > 0 {
                 let count = states.pointee.size / MemoryLayout<UInt32>.stride
                 for state in UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt32.self), count: count) {
                     if state == XDG_TOPLEVEL_STATE_FULLSCREEN.rawValue { fullscreen = true }
                     if state == XDG_TOPLEVEL_STATE_MAXIMIZED.rawValue { maximized = true }
+                    if state == XDG_TOPLEVEL_STATE_SUSPENDED.rawValue { suspended = true }
                 }
             }
             let window = WaylandWindow.from(data)
@@ -184,6 +236,7 @@ public final class WaylandWindow {
                 window.pendingHeight = height
                 window.pendingFullscreen = fullscreen
                 window.pendingMaximized = maximized
+                window.pendingSuspended = suspended
             }
         },
         close: { data, _ in

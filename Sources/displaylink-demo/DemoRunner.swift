@@ -81,6 +81,7 @@ final class DemoRunner {
                                                     width: options.size.width, height: options.size.height,
                                                     devicePath: options.device, mode: mode)
         surfaceOptions.kmsAPI = DisplaySurface.KMSAPI(rawValue: options.kmsAPI.rawValue) ?? .automatic
+        surfaceOptions.waylandCommitTiming = options.commitTiming
         switch options.backend {
         case .auto: surfaceOptions.backend = options.headless ? .wayland : .auto
         case .wayland: surfaceOptions.backend = .wayland
@@ -292,6 +293,7 @@ final class DemoRunner {
             case .int(let i): (entry.key, .int(i))
             case .number(let d): (entry.key, .number(d))
             case .bool(let b): (entry.key, .bool(b))
+            case .list(let names): (entry.key, .array(names.map { .string($0) }))
             case .unknown: (entry.key, .null)
             }
         }

@@ -6,6 +6,10 @@ struct FrameRecord {
     var frame: DisplayFrame
     var presented: MonotonicInstant?
     var discarded = false
+    /// The presentation flags' names the compositor reported (nil: not reported).
+    var presentationFlags: PresentationFlags?
+    /// The time the frame's commit asked not to be presented before (nil: none asked).
+    var commitTarget: MonotonicInstant?
     var cpuTime: Double
     /// When the callback began, when its drawing was encoded (before the swap) and when the
     /// frame was handed to the display (after the swap and flip or commit).
@@ -40,6 +44,8 @@ struct FrameRecorder {
                 case .presented(let at, _): records[mid].presented = at
                 case .discarded: records[mid].discarded = true; discardedCount += 1
                 }
+                records[mid].presentationFlags = feedback.flags
+                records[mid].commitTarget = feedback.commitTarget
                 return
             }
             if index < feedback.refreshIndex { low = mid + 1 } else { high = mid - 1 }

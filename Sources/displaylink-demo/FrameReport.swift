@@ -89,6 +89,8 @@ struct FrameReport {
                 ("encoded_at", .number(r.encodedAt.seconds)),
                 ("submitted_at", .number(r.submittedAt.seconds)),
                 ("refresh_index", .int(Int(truncatingIfNeeded: r.frame.refreshIndex))),
+                ("presentation_flags", r.presentationFlags.map { .array($0.names.map { .string($0) }) } ?? .null),
+                ("commit_target", r.commitTarget.map { .number($0.seconds) } ?? .null),
             ]
             if let s = r.scroll {
                 fields += [

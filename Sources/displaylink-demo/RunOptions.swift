@@ -58,6 +58,9 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Draw the timing panel (fps, delta, missed frames, provenance).")
     var hud = true
 
+    @Flag(inversion: .prefixedNo, help: "On Wayland, give each frame's commit its target time when the compositor offers commit timing.")
+    var commitTiming = false
+
     @Flag(help: "Start a private headless weston for this run and stop it afterwards.")
     var headless = false
 

@@ -43,10 +43,15 @@ final class PacedClient {
     var painter = ScissorPainter()
     var swapError: EGLError?
 
-    init(weston: HeadlessWeston, presentation: Bool = true, size: Int32 = 250,
+    convenience init(weston: HeadlessWeston, presentation: Bool = true, size: Int32 = 250,
+                     configuration: WaylandFrameSource.Configuration = .init()) throws {
+        try self.init(socket: weston.socketPath, options: .init(bindPresentationTime: presentation), size: size,
+                      configuration: configuration)
+    }
+
+    init(socket: String, options: WaylandConnection.Options = .init(), size: Int32 = 250,
          configuration: WaylandFrameSource.Configuration = .init()) throws {
-        connection = try WaylandConnection(socket: weston.socketPath,
-                                           options: .init(bindPresentationTime: presentation))
+        connection = try WaylandConnection(socket: socket, options: options)
         window = try WaylandWindow(connection: connection, title: "test", appID: "displaylink.test",
                                    width: size, height: size)
         egl = try WaylandEGLWindow(window: window)
