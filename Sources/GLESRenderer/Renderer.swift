@@ -59,6 +59,10 @@ public final class Renderer {
         var opaqueStale = true
         /// The index of the layer's first instance in this frame's drawing order (its depth).
         var depthBase = 0
+        /// The rectangles drawn this frame: those not wholly hidden behind nearer opaque insides
+        /// (see ``Renderer/cullHidden()``), in order; and the last frame's, which the GPU buffers hold.
+        var visible = ContiguousArray<Float>()
+        var previousVisible = ContiguousArray<Float>()
         /// Kept from frame to frame until its owner clears it (see ``Renderer/setRetained(_:_:)``).
         var retained = false
 
@@ -78,6 +82,11 @@ public final class Renderer {
                 swap(&glyphs, &previousGlyphs)
             }
             previousBounds = bounds
+        }
+
+        /// What was drawn this frame is what the GPU buffers hold now (storage reused).
+        mutating func keepVisibleAsPrevious() {
+            swap(&visible, &previousVisible)
         }
 
         mutating func clear() {
@@ -123,6 +132,8 @@ public final class Renderer {
     public private(set) var redrawn: Damage = .full
     /// Draw calls of the last ``endFrame()``'s opaque pass (not in ``drawCalls``).
     public private(set) var opaqueDrawCalls = 0
+    /// Rectangles the last ``endFrame()`` left out as wholly hidden behind nearer opaque insides.
+    public private(set) var hiddenRects = 0
     /// Whether the last ``endFrame()`` drew opaque insides front to back with the depth test.
     public private(set) var usedDepthPass = false
     /// Whether the opaque pass is used when the target has a depth buffer (GLES 3). On by
@@ -265,6 +276,8 @@ public final class Renderer {
         layer.glyphs.reserveCapacity(capacity * Renderer.glyphFloats)
         layer.previousGlyphs.reserveCapacity(capacity * Renderer.glyphFloats)
         layer.opaque.reserveCapacity(capacity * Renderer.opaqueFloats)
+        layer.visible.reserveCapacity(capacity * Renderer.rectFloats)
+        layer.previousVisible.reserveCapacity(capacity * Renderer.rectFloats)
         var buffers: [GLuint] = [0, 0, 0]
         glGenBuffers(3, &buffers)
         layer.rectBuffer = buffers[0]
@@ -365,7 +378,6 @@ public final class Renderer {
             let glyphsChanged = layers[i].glyphs != layers[i].previousGlyphs
             layers[i].rectsChanged = rectsChanged
             layers[i].glyphsChanged = glyphsChanged
-            if rectsChanged { layers[i].rectsStale = true; layers[i].opaqueStale = true }
             if glyphsChanged { layers[i].glyphsStale = true }
             if rectsChanged || glyphsChanged {
                 var region = layers[i].bounds
@@ -415,14 +427,28 @@ public final class Renderer {
             EGLCurrentSurface.setDamageRegion(x: region.0, y: region.1, width: region.2, height: region.3)
         }
 
-        // Depth: every instance's place in the drawing order.
+        // What is drawn: with the depth pass, rectangles wholly behind nearer opaque insides are
+        // left out (their every pixel would fail the depth test; the rasteriser still pays for
+        // their triangles). Then every instance's place in the drawing order is its depth.
         var instances = 0
-        for i in layers.indices {
-            layers[i].depthBase = instances
-            instances += layers[i].rects.count / Renderer.rectFloats + layers[i].glyphs.count / Renderer.glyphFloats
-        }
+        for i in layers.indices { instances += layers[i].rects.count / Renderer.rectFloats + layers[i].glyphs.count / Renderer.glyphFloats }
         let depthStep = usesDepthPass && usesInstancing ? clipDepthStep(instances: instances) : 0
         usedDepthPass = depthStep > 0
+        hiddenRects = 0
+        if usedDepthPass {
+            cullHidden()
+        } else {
+            for i in layers.indices {
+                layers[i].visible.removeAll(keepingCapacity: true)
+                layers[i].visible.append(contentsOf: layers[i].rects)
+            }
+        }
+        instances = 0
+        for i in layers.indices {
+            if layers[i].visible != layers[i].previousVisible { layers[i].rectsStale = true; layers[i].opaqueStale = true }
+            layers[i].depthBase = instances
+            instances += layers[i].visible.count / Renderer.rectFloats + layers[i].glyphs.count / Renderer.glyphFloats
+        }
 
         glViewport(0, 0, width, height)
         setScissor(region, partial: partial)
@@ -435,7 +461,7 @@ public final class Renderer {
             glDepthFunc(GLenum(GL_LESS))
             // Opaque insides, nearest first, unblended.
             glDisable(GLenum(GL_BLEND))
-            for i in layers.indices.reversed() where !layers[i].rects.isEmpty {
+            for i in layers.indices.reversed() where !layers[i].visible.isEmpty {
                 guard layerScissor(i, region, partial: partial) else { continue }
                 drawOpaque(layer: i, depthStep: depthStep)
             }
@@ -453,6 +479,7 @@ public final class Renderer {
                 drawGlyphs(layer: i, depthStep: depthStep)
             }
             layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged)
+            if !layers[i].rectsStale { layers[i].keepVisibleAsPrevious() }
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
         if usedDepthPass {
@@ -469,6 +496,81 @@ public final class Renderer {
         let x1 = min(Float(width), b.maxX.rounded(.up)), y1 = min(Float(height), b.maxY.rounded(.up))
         guard x0 < x1, y0 < y1 else { return nil }
         return (Int32(x0), Int32(y0), Int32(x1), Int32(y1))
+    }
+
+    /// Occlusion cells: 4×4 pixels, set once a nearer opaque inside covers the whole cell.
+    private static let cell: Float = 4
+    private var covered: [Bool] = []
+    private var coveredColumns = 0
+    /// The indices of a layer's rectangles not hidden, nearest first (reused each frame).
+    private var shown = ContiguousArray<Int32>()
+
+    /// Fills each layer's ``Layer/visible`` with its rectangles less those wholly hidden: going
+    /// front to back (last layer, last rectangle first), a rectangle every cell of whose bounds is
+    /// already covered is left out; otherwise the cells wholly inside its opaque inside (the same
+    /// inside the opaque pass draws; only in layers without a clip) become covered. Each pixel of
+    /// a left-out rectangle is drawn opaque by a nearer one, so the pixels do not change.
+    private func cullHidden() {
+        let columns = Int((Float(width) / Renderer.cell).rounded(.up)), rows = Int((Float(height) / Renderer.cell).rounded(.up))
+        if covered.count != columns * rows || coveredColumns != columns {
+            covered = [Bool](repeating: false, count: columns * rows)  // only when the size changes
+            coveredColumns = columns
+        } else {
+            covered.withUnsafeMutableBufferPointer { $0.update(repeating: false) }
+        }
+        let cell = Renderer.cell
+        hiddenRects = 0
+        for i in layers.indices.reversed() {
+            layers[i].visible.removeAll(keepingCapacity: true)
+            let marks = layers[i].clip == nil
+            let count = layers[i].rects.count / Renderer.rectFloats
+            guard count > 0 else { continue }
+            shown.removeAll(keepingCapacity: true)
+            layers[i].rects.withUnsafeBufferPointer { r in
+                covered.withUnsafeMutableBufferPointer { grid in
+                    var n = count - 1
+                    while n >= 0 {
+                        let b = n * Renderer.rectFloats
+                        let x = r[b], y = r[b + 1], w = r[b + 2], h = r[b + 3]
+                        let cx0 = max(0, Int((x / cell).rounded(.down))), cy0 = max(0, Int((y / cell).rounded(.down)))
+                        let cx1 = min(columns - 1, Int(((x + w) / cell).rounded(.up)) - 1)
+                        let cy1 = min(rows - 1, Int(((y + h) / cell).rounded(.up)) - 1)
+                        var hidden = cx0 <= cx1 && cy0 <= cy1
+                        var cy = cy0
+                        while hidden && cy <= cy1 {
+                            var cx = cx0
+                            while cx <= cx1 { if !grid[cy * columns + cx] { hidden = false; break }; cx += 1 }
+                            cy += 1
+                        }
+                        if !hidden {
+                            shown.append(Int32(n))
+                            let radius = r[b + 8]
+                            if marks, r[b + 7] >= 1, radius >= 0 {
+                                let inset = min(radius, min(w, h) * 0.5) * 0.29289322 + 1
+                                let ix0 = Int(((x + inset) / cell).rounded(.up)), iy0 = Int(((y + inset) / cell).rounded(.up))
+                                let ix1 = Int(((x + w - inset) / cell).rounded(.down)) - 1
+                                let iy1 = Int(((y + h - inset) / cell).rounded(.down)) - 1
+                                var cy = max(0, iy0)
+                                while cy <= min(rows - 1, iy1) {
+                                    var cx = max(0, ix0)
+                                    while cx <= min(columns - 1, ix1) { grid[cy * columns + cx] = true; cx += 1 }
+                                    cy += 1
+                                }
+                            }
+                        }
+                        n -= 1
+                    }
+                }
+            }
+            hiddenRects += count - shown.count
+            // `shown` is nearest first: the layer's drawing order is the reverse.
+            var k = shown.count - 1
+            while k >= 0 {
+                let b = Int(shown[k]) * Renderer.rectFloats
+                layers[i].visible.append(contentsOf: layers[i].rects[b..<b + Renderer.rectFloats])
+                k -= 1
+            }
+        }
     }
 
     /// The clip-space depth step that tells `instances` instances apart in the current depth
@@ -519,8 +621,8 @@ public final class Renderer {
     /// every pixel centre inside well within the coverage-1 region, whatever the rounding).
     private func layOutOpaque(layer i: Int) {
         layers[i].opaque.removeAll(keepingCapacity: true)
-        let count = layers[i].rects.count / Renderer.rectFloats
-        layers[i].rects.withUnsafeBufferPointer { r in
+        let count = layers[i].visible.count / Renderer.rectFloats
+        layers[i].visible.withUnsafeBufferPointer { r in
             var n = count - 1
             while n >= 0 {
                 let b = n * Renderer.rectFloats
@@ -555,7 +657,7 @@ public final class Renderer {
     }
 
     private func drawRects(layer i: Int, depthStep: Float) {
-        let data = layers[i].rects
+        let data = layers[i].visible
         let count = data.count / Renderer.rectFloats
         guard count > 0 else { layers[i].rectsStale = false; return }
         glUseProgram(rectProgram.program)
@@ -572,7 +674,7 @@ public final class Renderer {
         guard count > 0 else { layers[i].glyphsStale = false; return }
         glUseProgram(glyphProgram.program)
         glUniform2f(glyphViewport, Float(width), Float(height))
-        glUniform2f(glyphDepth, Float(layers[i].depthBase + layers[i].rects.count / Renderer.rectFloats), depthStep)
+        glUniform2f(glyphDepth, Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep)
         glUniform2f(glyphAtlasSize, Float(atlas.width), Float(atlas.height))
         glActiveTexture(GLenum(GL_TEXTURE0))
         glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
