@@ -62,7 +62,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType"], swiftSettings: strict),
+        .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType", "EGLGraphics"], swiftSettings: strict),
         .target(name: "PNGImage", dependencies: ["CPNG"], swiftSettings: strict),
         .target(name: "Scenes", dependencies: ["DisplayLinkCore", "Motion", "GLESRenderer"], swiftSettings: strict),
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),

@@ -26,6 +26,23 @@ enum EGLDisplayUsers {
     }
 }
 
+/// What each initialised EGL display offers that a renderer asks about per frame, looked up by
+/// the current display (``EGLCurrentSurface``) without string searches.
+struct EGLDisplayCapabilities {
+    var bufferAge = false
+    var setDamageRegion: PFNEGLSETDAMAGEREGIONKHRPROC?
+
+    private static let known = Mutex<[UInt: EGLDisplayCapabilities]>([:])
+
+    static func of(_ display: EGLDisplay?) -> EGLDisplayCapabilities {
+        known.withLock { $0[UInt(bitPattern: display)] } ?? EGLDisplayCapabilities()
+    }
+
+    static func record(_ display: EGLDisplay, _ capabilities: EGLDisplayCapabilities) {
+        known.withLock { $0[UInt(bitPattern: display)] = capabilities }
+    }
+}
+
 /// An initialised EGL display with a chosen config and a GLES context: what every backend
 /// (Wayland window, GBM surface, offscreen tests) renders through.
 ///
@@ -36,6 +53,13 @@ public final class EGLDisplayContext {
     public private(set) var glesMajorVersion: Int32 = 0
     /// Whether `eglSwapBuffersWithDamage{KHR,EXT}` can be used.
     public let supportsSwapWithDamage: Bool
+    /// Whether the surfaces tell their buffers' age (`EGL_EXT_buffer_age` or `EGL_KHR_partial_update`):
+    /// what a frame must redraw depends on it (see ``EGLWindowSurface/bufferAge``).
+    public let supportsBufferAge: Bool
+    /// Whether `eglSetDamageRegionKHR` (`EGL_KHR_partial_update`) can be used.
+    public let supportsPartialUpdate: Bool
+    /// Bits of the config's depth buffer (0: none). The renderer's opaque pass needs one.
+    public let depthBits: Int32
     public let vendor: String
     public let extensions: String
     /// The Mesa DRI driver behind the display (`EGL_MESA_query_driver`), e.g. `kms_swrast` for
@@ -51,6 +75,7 @@ public final class EGLDisplayContext {
     let config: EGLConfig
     let context: EGLContext
     let swapWithDamage: PFNEGLSWAPBUFFERSWITHDAMAGEKHRPROC?
+    let setDamageRegion: PFNEGLSETDAMAGEREGIONKHRPROC?
 
     /// - Parameters:
     ///   - nativeVisualID: for GBM, the `GBM_FORMAT_*` the config must scan out as.
@@ -97,13 +122,21 @@ public final class EGLDisplayContext {
         case .surfaceless: surfaceBit = EGL_PBUFFER_BIT
         default: surfaceBit = EGL_WINDOW_BIT
         }
-        guard let config = EGLDisplayContext.chooseConfig(display, surfaceBit: surfaceBit, alpha: alpha,
-                                                          nativeVisualID: nativeVisualID) else {
+        // A depth buffer when the driver has one for this format (the renderer draws opaque
+        // interiors front to back with the depth test), else none.
+        // 24 bits tell 4 million instances apart; 16 bits 16,000.
+        guard let config = [EGLint(24), 16, 0].lazy.compactMap({ depth in
+            EGLDisplayContext.chooseConfig(display, surfaceBit: surfaceBit, alpha: alpha, depth: depth,
+                                           nativeVisualID: nativeVisualID)
+        }).first else {
             EGLDisplayUsers.remove(display)
             throw EGLError(operation: "eglChooseConfig", code: eglGetError(),
                            hint: "No RGB888 GLES config" + (nativeVisualID.map { " with native visual \($0)" } ?? ""))
         }
         self.config = config
+        var depth: EGLint = 0
+        eglGetConfigAttrib(display, config, EGL_DEPTH_SIZE, &depth)
+        depthBits = depth
 
         var context: EGLContext?
         for version: EGLint in [3, 2] {
@@ -131,6 +164,15 @@ public final class EGLDisplayContext {
         }
         swapWithDamage = proc.map { unsafeBitCast($0, to: PFNEGLSWAPBUFFERSWITHDAMAGEKHRPROC.self) }
         supportsSwapWithDamage = swapWithDamage != nil
+        supportsPartialUpdate = words.contains("EGL_KHR_partial_update")
+        supportsBufferAge = words.contains("EGL_EXT_buffer_age") || supportsPartialUpdate
+        if supportsPartialUpdate, let p = eglGetProcAddress("eglSetDamageRegionKHR") {
+            setDamageRegion = unsafeBitCast(p, to: PFNEGLSETDAMAGEREGIONKHRPROC.self)
+        } else {
+            setDamageRegion = nil
+        }
+        EGLDisplayCapabilities.record(display, EGLDisplayCapabilities(bufferAge: supportsBufferAge,
+                                                                      setDamageRegion: setDamageRegion))
     }
 
     deinit {
@@ -146,11 +188,12 @@ public final class EGLDisplayContext {
         }
     }
 
-    private static func chooseConfig(_ display: EGLDisplay, surfaceBit: EGLint, alpha: Bool,
+    private static func chooseConfig(_ display: EGLDisplay, surfaceBit: EGLint, alpha: Bool, depth: EGLint,
                                      nativeVisualID: Int32?) -> EGLConfig? {
         let attributes: [EGLint] = [
             EGL_SURFACE_TYPE, surfaceBit,
             EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_ALPHA_SIZE, alpha ? 8 : 0,
+            EGL_DEPTH_SIZE, depth,
             EGL_RENDERABLE_TYPE, EGL_OPENGL_ES2_BIT,
             EGL_NONE,
         ]
@@ -171,6 +214,7 @@ public final class EGLDisplayContext {
             guard (value > 0) == alpha else { continue }
             return config
         }
-        return nativeVisualID == nil ? configs.first ?? nil : nil
+        // Only a config that has what was asked for (EGL also lists ones with more).
+        return nativeVisualID == nil && depth == 0 ? configs.first ?? nil : nil
     }
 }

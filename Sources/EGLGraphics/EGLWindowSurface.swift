@@ -4,10 +4,13 @@ internal import CEGL
 ///
 /// Thread affinity: an EGL context is current per thread, and the main dispatch queue is not
 /// always served by one thread (after `dispatchMain()` on Linux, and under Swift's async main,
-/// pool threads serve it, sometimes alternating with the main thread). So ``beginFrame()`` binds
-/// the context to the calling thread and ``swapBuffers(damage:surfaceHeight:)`` releases it again:
-/// whichever thread runs the next frame can bind it. Two `eglMakeCurrent` calls per frame are the
-/// price of being correct on every thread.
+/// pool threads serve it, sometimes alternating with the main thread). ``beginFrame()`` binds the
+/// context to the calling thread unless it is already current there on this surface (no EGL call
+/// then), and ``swapBuffers(damage:surfaceHeight:)`` releases it again, so whichever thread runs
+/// the next frame can bind it: a context current on one thread cannot be bound on another.
+///
+/// Buffer age: ``bufferAge`` says how many frames ago the back buffer was last drawn (0: unknown
+/// or new), so a frame can redraw only what changed since (see ``EGLCurrentSurface``).
 public final class EGLWindowSurface {
     public let owner: EGLDisplayContext
     let surface: EGLSurface
@@ -91,9 +94,27 @@ public final class EGLWindowSurface {
     }
 
     /// Makes the context current on this surface for the calling thread; call before drawing.
+    /// Nothing is called when it already is (a thread that runs frames in a row between releases,
+    /// or set-up code that bound it once).
     public func beginFrame() throws(EGLError) {
-        try bind()
+        if !isCurrentOnThisThread { try bind() }
         bound = true
+    }
+
+    /// Whether the context is current on the calling thread with this surface.
+    public var isCurrentOnThisThread: Bool {
+        !destroyed && eglGetCurrentContext() == owner.context && eglGetCurrentSurface(EGL_DRAW) == surface
+    }
+
+    /// How many frames ago the back buffer's contents were drawn, when the surface is current
+    /// (between ``beginFrame()`` and the swap): 1 is the previous frame, 2 the one before; 0 when
+    /// the contents are undefined (a new buffer) or the driver does not tell
+    /// (`EGL_EXT_buffer_age`), so everything must be drawn.
+    public var bufferAge: Int {
+        guard !destroyed, owner.supportsBufferAge else { return 0 }
+        var age: EGLint = 0
+        guard eglQuerySurface(owner.display, surface, EGL_BUFFER_AGE_EXT, &age) == EGL_TRUE else { return 0 }
+        return Int(max(0, age))
     }
 
     /// Unbinds the context from the calling thread, e.g. before `dispatchMain()` retires the main
@@ -159,5 +180,36 @@ public final class EGLWindowSurface {
         let ok = eglSwapBuffers(owner.display, surface)
         releaseAfterSwap()
         guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
+    }
+}
+
+/// The EGL surface current on the calling thread, as a renderer that draws "into whatever is
+/// current" sees it: its buffer age and partial-update region. Allocation-free.
+public enum EGLCurrentSurface {
+    /// The back buffer's age of the surface current on this thread (see
+    /// ``EGLWindowSurface/bufferAge``); 0 when none is current, for pbuffers, and on drivers
+    /// without `EGL_EXT_buffer_age`.
+    public static func bufferAge() -> Int {
+        let display = eglGetCurrentDisplay()
+        guard display != nil, let surface = eglGetCurrentSurface(EGL_DRAW),
+              EGLDisplayCapabilities.of(display).bufferAge else { return 0 }
+        var age: EGLint = 0
+        guard eglQuerySurface(display, surface, EGL_BUFFER_AGE_EXT, &age) == EGL_TRUE else { return 0 }
+        return Int(max(0, age))
+    }
+
+    /// Declares what this frame draws (`EGL_KHR_partial_update`; pixels, bottom-left origin as
+    /// GL's scissor): the driver may then keep the rest of the buffer as it was. Call after
+    /// ``bufferAge()`` and before the frame's first drawing. Returns whether the driver took it
+    /// (false without the extension: nothing to do).
+    @discardableResult
+    public static func setDamageRegion(x: Int32, y: Int32, width: Int32, height: Int32) -> Bool {
+        let display = eglGetCurrentDisplay()
+        guard display != nil, let surface = eglGetCurrentSurface(EGL_DRAW),
+              let setDamageRegion = EGLDisplayCapabilities.of(display).setDamageRegion else { return false }
+        var rect: (EGLint, EGLint, EGLint, EGLint) = (x, y, width, height)
+        return withUnsafeMutableBytes(of: &rect) { raw in
+            setDamageRegion(display, surface, raw.baseAddress!.assumingMemoryBound(to: EGLint.self), 1)
+        } == EGL_TRUE
     }
 }

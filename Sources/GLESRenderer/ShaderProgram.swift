@@ -79,12 +79,21 @@ enum Shaders {
     static func vertexHeader(_ dialect: Dialect) -> String {
         let words = switch dialect {
         case .es300: "#version 300 es\n#define IN in\n#define OUT out\n#define FLAT_OUT flat out\n"
-        case .es100: "#define IN attribute\n#define OUT varying\n#define FLAT_OUT varying\n"
+            + "#define INSTANCE_INDEX float(gl_InstanceID)\n"
+        case .es100: "#define IN attribute\n#define OUT varying\n#define FLAT_OUT varying\n#define INSTANCE_INDEX 0.0\n"
         }
         return words + """
             uniform vec2 u_viewport;
-            vec4 clip_position(vec2 p) {
-                return vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, 0.0, 1.0);
+            // x: the index of the draw's first instance in the frame's drawing order, y: the clip-space
+            // depth step between instances (0: no depth test). Later instances are nearer. Every
+            // value is an exact float (integers and powers of two), so an instance gets the same
+            // depth in every pass.
+            uniform vec2 u_depth;
+            float instance_depth(float index) {
+                return u_depth.y > 0.0 ? 1.0 - (u_depth.x + index + 1.0) * u_depth.y : 0.0;
+            }
+            vec4 clip_position(vec2 p, float z) {
+                return vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, z, 1.0);
             }
 
             """
@@ -117,7 +126,33 @@ enum Shaders {
                 v_local = p - (a_rect.xy + half_size);
                 v_shape = vec3(half_size - vec2(r), r);
                 v_color = a_color;
-                gl_Position = clip_position(p);
+                gl_Position = clip_position(p, instance_depth(INSTANCE_INDEX));
+            }
+            """
+    }
+
+    /// The opaque pass: the inside of an opaque rectangle (where its coverage is exactly 1, laid
+    /// out by the renderer), one flat colour, no blending. `a_rect`: the inside, `a_color`: rgb
+    /// and the rectangle's index in its layer.
+    static func opaqueVertex(_ dialect: Dialect) -> String {
+        vertexHeader(dialect) + """
+            IN vec2 a_corner;
+            IN vec4 a_rect;
+            IN vec4 a_color;
+            FLAT_OUT vec4 v_color;
+            void main() {
+                vec2 p = a_rect.xy + a_corner * a_rect.zw;
+                v_color = vec4(a_color.rgb, 1.0);
+                gl_Position = clip_position(p, instance_depth(a_color.a));
+            }
+            """
+    }
+
+    static func opaqueFragment(_ dialect: Dialect) -> String {
+        fragmentHeader(dialect) + """
+            FLAT_IN vec4 v_color;
+            void main() {
+                FRAG_COLOR = v_color;
             }
             """
     }
@@ -149,7 +184,7 @@ enum Shaders {
                 vec2 p = a_rect.xy + a_corner * a_rect.zw;
                 v_uv = (a_uv.xy + a_corner * a_uv.zw) / u_atlas_size;
                 v_color = a_color;
-                gl_Position = clip_position(p);
+                gl_Position = clip_position(p, instance_depth(INSTANCE_INDEX));
             }
             """
     }
