@@ -48,11 +48,11 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             message
         case .atomicUnavailable(let path, let driver):
             "The DRM driver \(driver) of \(path) has no atomic modesetting (DRM_CLIENT_CAP_ATOMIC refused). "
-                + "Use the legacy API: DRMDisplay.Options.kmsAPI = .legacy (or .automatic, which falls back to it)."
+                + "Use the legacy API: kmsAPI = .legacy in DisplaySurface.Options or DRMDisplay.Options (or .automatic, which falls back to it)."
         case .atomicRefused(let property, let object, let detail, let errno):
             "The driver refused the atomic commit at \(property) of \(object): \(detail)"
                 + (errno != 0 ? " (TEST_ONLY commit: errno \(errno))" : "")
-                + ". Choose another mode (DRMDisplay.Options.mode), or the legacy API (DRMDisplay.Options.kmsAPI = .legacy)."
+                + ". Choose another mode (mode in DisplaySurface.Options or DRMDisplay.Options), or the legacy API (kmsAPI = .legacy there)."
         case .session(let error):
             error.description
         }

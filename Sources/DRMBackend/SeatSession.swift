@@ -359,7 +359,7 @@ public enum SeatSessionError: Error, CustomStringConvertible, Sendable, Equatabl
         case .noSeatManager(let detail):
             "No seat manager answered (libseat: \(detail)). Start seatd as root (`seatd -g video`, or enable its service) "
                 + "and add this user to that group (then log in again), or run from a systemd-logind session (log in on the console); "
-                + "or open the device directly with SeatSession.Options(manager: .direct) as root or as a member of the device's group."
+                + "or open the device directly (DisplaySurface.Options.seatAccess = .direct, or SeatSession.Options(manager: .direct) in DRMDisplay.Options.session) as root or as a member of the device's group."
         case .noSeatManagerAndNoAccess(let path):
             "Cannot open \(path): no seat manager is running and this user may not open it. Start seatd as root "
                 + "(`seatd -g video`, or enable its service) and add this user to that group, or run from a systemd-logind session "

@@ -60,6 +60,25 @@ extension DisplaySurface {
         }
     }
 
+    /// How the DRM/KMS device is reached: through a seat manager (seatd, systemd-logind), which
+    /// lets an ordinary user become DRM master and follows VT switches, or directly.
+    public enum SeatAccess: String, Sendable, Hashable, CaseIterable {
+        /// A seat manager when one is running, else the device opened directly.
+        case automatic
+        /// Only through a seat manager: an error if none answers.
+        case seat
+        /// Never a seat manager (root, or a user allowed to open the card and become master).
+        case direct
+
+        var drm: SeatSession.Options.Manager {
+            switch self {
+            case .automatic: .automatic
+            case .seat: .seat
+            case .direct: .direct
+            }
+        }
+    }
+
     /// How to open a surface.
     public struct Options: Sendable {
         /// The window title (Wayland).
@@ -89,6 +108,8 @@ extension DisplaySurface {
         public var fullscreen: Bool
         /// The KMS API on DRM/KMS (`.automatic`: atomic when the driver has it, else legacy).
         public var kmsAPI: KMSAPI = .automatic
+        /// On DRM/KMS: how the device is opened and master obtained (``SeatAccess``).
+        public var seatAccess: SeatAccess = .automatic
         /// On Wayland, give each frame's commit its target time when the compositor offers
         /// `wp_commit_timing_manager_v1` (false, the default: present as soon as possible, as
         /// without it; mutter 48.7 headless stops repainting a window whose commits are timed).
