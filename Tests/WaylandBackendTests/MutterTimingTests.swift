@@ -71,7 +71,7 @@ struct MutterTimingTests {
             }.count
         }
         let done = await wait(upTo: .seconds(120)) { timedPresented() >= 3 || client.swapError != nil }
-        #expect(done, "3 timed frames were not presented (\(client.source.timedCommitCount) timed commits sent); mutter log:\n\(mutter.readLog())")
+        #expect(done, "3 timed frames were not presented (\(client.source.timedCommitCount) timed commits sent, \(client.frames.count) callbacks; the companion had \(companion.frames.count) callbacks, \(companion.presentedTimes.count) presented); mutter log:\n\(mutter.readLog())")
         client.link?.invalidate()
         companion.link?.invalidate()
         #expect(client.swapError == nil)
