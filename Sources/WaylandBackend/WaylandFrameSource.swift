@@ -59,8 +59,11 @@ public final class WaylandFrameSource: FrameSource {
         public var fallbackTickInterval: Nanoseconds?
         /// Give each commit its target time when the compositor offers commit timing (false: the
         /// connection may have bound it, but this source does not use it). Off by default:
-        /// mutter 48.7 (headless, virtual monitor) holds timed commits and then stops repainting
-        /// the window altogether after a few frames when nothing else on its output repaints.
+        /// mutter 48 applies a timed commit only in a stage frame whose target time has reached
+        /// the commit's, and when its frame clock has no presentation prediction (a headless
+        /// virtual monitor never has one) it schedules the frame for a timed commit about one
+        /// system uptime away; so once nothing else on the output repaints (the window's map
+        /// animation ends), the window's timed commits wait indefinitely and it stops repainting.
         public var usesCommitTiming = false
         public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
                     usesCommitTiming: Bool = false) {
