@@ -1,0 +1,121 @@
+import DisplayLinkCore
+import EGLGraphics
+import GLESRenderer
+import Testing
+import DisplayLinkWaylandTesting
+import WaylandBackend
+
+/// An opaque fullscreen window of another client that covers everything on its output: it draws
+/// one frame (an XRGB buffer, so mutter's culling treats it as opaque) and is then left alone.
+@MainActor
+final class CoverWindow {
+    let connection: WaylandConnection
+    let window: WaylandWindow
+    let egl: WaylandEGLWindow
+
+    init(socket: String, output: WaylandOutput? = nil) throws {
+        connection = try WaylandConnection(socket: socket)
+        window = try WaylandWindow(connection: connection, title: "cover", appID: "displaylink.cover",
+                                   width: 64, height: 64, fullscreen: true)
+        egl = try WaylandEGLWindow(window: window)
+        try draw()
+    }
+
+    /// Draws one frame at the window's configured size.
+    func draw() throws {
+        egl.resize(width: window.width, height: window.height)
+        try egl.beginFrame()
+        var painter = ScissorPainter()
+        painter.begin(width: egl.width, height: egl.height, background: RGBA(0.2, 0.4, 0.2))
+        try egl.swapBuffers()
+    }
+
+    func close() {
+        window.destroy()
+    }
+}
+
+/// The `suspended` state of xdg_wm_base 6 driven on a real mutter 48 (Debian 13 root).
+///
+/// mutter 48 (src/core/window.c, update_suspend_state) suspends a window when nothing of it can be
+/// seen: its surface actors are all obscured (culled away by an opaque window above them, at the
+/// stage's before-paint) or the window is hidden (minimised, another workspace). The window first
+/// goes to a `hidden` state and becomes `suspended` 3 s later (SUSPEND_HIDDEN_TIMEOUT_S); as soon
+/// as any of it is unobscured again it is active at once. A client can cause and undo that without
+/// input: an opaque fullscreen window of another client covers it, and closing that window
+/// uncovers it. (Minimising also suspends it, but xdg-shell has no request to unminimise, and
+/// xdg_activation_v1 only activates with a token tied to a recent input event, which a headless
+/// compositor without a seat never has.)
+///
+/// Asserted so that it holds at any machine speed: the limits on the waits only turn a hang
+/// into a failure.
+@MainActor
+@Suite("suspended state under a real mutter 48", .serialized)
+struct MutterSuspendTests {
+    @Test("mutter 48: a window covered by an opaque fullscreen window is suspended (no callbacks, no requests, no watchdog), and when uncovered resumes with a zero delta")
+    func coveredSuspendsAndUncoveredResumes() async throws {
+        guard let mutter = try MutterTimingTests.mutter48() else { return }
+        defer { mutter.stop() }
+        let client = try PacedClient(socket: mutter.socketPath)
+        // Every change of the state, with the number of callbacks so far (the source's own handler
+        // runs before this one, so the count is that at the change).
+        var transitions: [(suspended: Bool, frames: Int, requests: Int)] = []
+        client.window.onSuspendedChange = { [unowned client] suspended in
+            transitions.append((suspended, client.frames.count, client.source.frameRequestCount))
+        }
+        client.start(stallPolicy: .zeroDelta)
+        let running = await wait(upTo: .seconds(60)) { client.presentedTimes.count >= 5 || client.swapError != nil }
+        #expect(running, "the window was never presented; mutter log:\n\(mutter.readLog())")
+        #expect(!client.source.isSuspended)
+
+        // Covered: mutter suspends the window (after its hidden timeout).
+        let cover = try CoverWindow(socket: mutter.socketPath)
+        #expect(cover.window.isFullscreen, "mutter did not make the cover fullscreen")
+        let suspended = await wait(upTo: .seconds(60)) { client.source.isSuspended || client.swapError != nil }
+        #expect(suspended, "covered by an opaque fullscreen window, the window was never suspended; mutter log:\n\(mutter.readLog())")
+        guard suspended else { cover.close(); return }
+        #expect(client.window.isSuspended)
+        #expect(!client.source.isWatchdogArmed)
+        // Quiet while suspended: no frame request and no callback, across round trips that
+        // deliver everything the compositor sent.
+        for _ in 0..<3 { _ = await roundtrip(client.connection) }
+        let framesWhileSuspended = client.frames.count
+        let requestsWhileSuspended = client.source.frameRequestCount
+        for _ in 0..<3 {
+            _ = await roundtrip(client.connection)
+            _ = await roundtrip(cover.connection)
+        }
+        #expect(client.source.isSuspended)
+        #expect(client.frames.count == framesWhileSuspended)
+        #expect(client.source.frameRequestCount == requestsWhileSuspended)
+        #expect(!client.source.isWatchdogArmed)
+
+        // Uncovered: mutter makes the window active at its next paint, and the link resumes.
+        cover.close()
+        let resumed = await wait(upTo: .seconds(60)) {
+            (!client.source.isSuspended && client.frames.count > framesWhileSuspended + 2) || client.swapError != nil
+        }
+        #expect(resumed, "the window was not resumed after the cover closed (suspended: \(client.source.isSuspended)); mutter log:\n\(mutter.readLog())")
+        client.link?.invalidate()
+        #expect(client.swapError == nil)
+        #expect(client.connection.error == nil)
+        guard resumed else { return }
+
+        // Exactly one suspension and one resume; nothing was delivered or requested in between.
+        #expect(transitions.map(\.suspended) == [true, false])
+        guard transitions.count == 2 else { return }
+        let (atSuspend, atResume) = (transitions[0], transitions[1])
+        #expect(atResume.frames == atSuspend.frames, "callbacks were delivered while suspended")
+        #expect(atResume.requests == atSuspend.requests, "frame callbacks were requested while suspended")
+        // The first callback after the resume has a zero delta (stall policy .zeroDelta), and
+        // the link goes on with deltas that are timestamp differences.
+        let frames = client.frames
+        let first = frames[atResume.frames]
+        #expect(first.delta == .zero, "first delta after the resume: \(first.delta)")
+        #expect(first.timestamp >= frames[atResume.frames - 1].timestamp)
+        for i in (atResume.frames + 1)..<frames.count {
+            #expect(frames[i].delta == frames[i].timestamp - frames[i - 1].timestamp, "frame \(i)")
+        }
+        print("[mutter 48] suspended after \(atSuspend.frames) callbacks, resumed with delta \(first.delta); \(frames.count - atResume.frames) callbacks after the resume")
+    }
+}
