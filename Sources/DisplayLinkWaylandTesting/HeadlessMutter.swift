@@ -6,7 +6,7 @@ import Synchronization
 /// timing protocols: `wp_presentation` 2, `wp_commit_timing_manager_v1`, `wp_fifo_manager_v1`,
 /// `xdg_wm_base` 6).
 ///
-/// It runs as `dbus-run-session -- mutter --headless --wayland --no-x11 --virtual-monitor WxH
+/// It runs as `dbus-run-session -- mutter --headless --wayland --no-x11 --virtual-monitor WxH[@R]…
 /// --wayland-display=NAME` with its own runtime directory, in a process group of its own (mutter,
 /// the session bus and the launcher are stopped together). In the root it runs under `chroot` in a
 /// private mount namespace (`unshare --mount`) with /proc, /dev, /sys and the runtime directory
@@ -77,9 +77,37 @@ public final class HeadlessMutter {
 
     private static let counter = Atomic<Int>(0)
 
+    /// A virtual monitor of the headless compositor (`--virtual-monitor WxH` or `WxH@R`).
+    public struct VirtualMonitor: Sendable, Hashable {
+        public var width: Int
+        public var height: Int
+        /// The refresh rate in Hz; nil: mutter's default (60 Hz). mutter 48 honours it (its
+        /// virtual monitors' frame clocks and `wl_output` modes run at it).
+        public var refreshRate: Int?
+
+        public init(width: Int, height: Int, refreshRate: Int? = nil) {
+            self.width = width
+            self.height = height
+            self.refreshRate = refreshRate
+        }
+
+        var argument: String { refreshRate.map { "\(width)x\(height)@\($0)" } ?? "\(width)x\(height)" }
+    }
+
+    /// The virtual monitors mutter was started with, in order (mutter lays them out left to
+    /// right; the first is the primary one).
+    public let monitors: [VirtualMonitor]
+
     /// Starts mutter headless with one virtual monitor of `width`×`height` and waits for its socket.
-    public init(flavor: Flavor = .host, width: Int = 640, height: Int = 480) throws {
+    public convenience init(flavor: Flavor = .host, width: Int = 640, height: Int = 480) throws {
+        try self.init(flavor: flavor, monitors: [VirtualMonitor(width: width, height: height)])
+    }
+
+    /// Starts mutter headless with these virtual monitors (at least one) and waits for its socket.
+    public init(flavor: Flavor = .host, monitors: [VirtualMonitor]) throws {
+        precondition(!monitors.isEmpty, "HeadlessMutter needs at least one virtual monitor")
         self.flavor = flavor
+        self.monitors = monitors
         let number = HeadlessMutter.counter.add(1, ordering: .relaxed).newValue
         var template = Array("/tmp/displaylink-mutter-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
@@ -91,8 +119,8 @@ public final class HeadlessMutter {
         socketPath = runtimeDirectory + "/" + socketName
         logPath = runtimeDirectory + "/mutter.log"
 
-        let mutter = ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--no-x11",
-                      "--virtual-monitor", "\(width)x\(height)", "--wayland-display=\(socketName)"]
+        let mutter = ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--no-x11"]
+            + monitors.flatMap { ["--virtual-monitor", $0.argument] } + ["--wayland-display=\(socketName)"]
         let clean = ["env", "-i", "XDG_RUNTIME_DIR=\(runtimeDirectory)", "HOME=\(runtimeDirectory)",
                      "XDG_CONFIG_HOME=\(runtimeDirectory)", "PATH=/usr/bin:/bin", "GSETTINGS_BACKEND=memory"]
         let arguments: [String]

@@ -54,7 +54,9 @@ public final class WaylandConnection {
     private(set) var fifoManager: OpaquePointer?
     /// The versions bound, by interface (for ``timingProtocols``).
     private var boundVersions: [(String, UInt32)] = []
-    private(set) var outputs: [WaylandOutput] = []
+    /// The compositor's outputs (`wl_output`), in the order it advertised them; outputs it
+    /// removes leave the list (e.g. for ``WaylandWindow/setFullscreen(on:)``).
+    public private(set) var outputs: [WaylandOutput] = []
     /// The first seat's keyboard, when the compositor has a seat.
     public private(set) var keyboard: WaylandKeyboard?
     private var readSource: DispatchSourceRead?

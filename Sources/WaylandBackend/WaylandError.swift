@@ -14,6 +14,8 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
     case notConfigured
     /// EGL refused something.
     case egl(String)
+    /// An output that is not (or no longer) one of the connection's outputs was asked for.
+    case unknownOutput(String)
 
     public var description: String {
         switch self {
@@ -30,6 +32,9 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
             "The compositor never configured the window (no xdg_surface.configure after the first commit)."
         case .egl(let message):
             message
+        case .unknownOutput(let output):
+            "The output \(output) is not one of the Wayland compositor's outputs (it was removed, or belongs to "
+                + "another connection): pick one of WaylandConnection.outputs."
         }
     }
 }

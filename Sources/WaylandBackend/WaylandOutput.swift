@@ -39,6 +39,9 @@ public final class WaylandOutput {
         wl_output_add_listener(proxy, WaylandOutput.listener, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// How errors name the output: its `wl_output` name (e.g. `'HDMI-A-1'`), else its global's number.
+    var label: String { name.map { "'\($0)'" } ?? "wl_output global \(globalName)" }
+
     /// The refresh period the output advertises, if any.
     public var advertisedPeriod: Nanoseconds? {
         refreshMilliHertz > 0 ? Nanoseconds(1_000_000_000_000 / Int64(refreshMilliHertz)) : nil

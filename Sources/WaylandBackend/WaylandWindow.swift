@@ -56,12 +56,19 @@ public final class WaylandWindow {
 
     /// Creates the window and waits (a few roundtrips at most) for its first configure.
     /// `fullscreen` asks for the fullscreen state before the first commit, so the first
-    /// configure (and the first buffer) already has the output's size when the compositor grants it.
+    /// configure (and the first buffer) already has the output's size when the compositor grants it;
+    /// `fullscreenOutput` (one of the connection's ``WaylandConnection/outputs``) names the output
+    /// to be fullscreen on (nil: the compositor chooses), e.g. for a kiosk. Throws
+    /// ``WaylandError/unknownOutput(_:)`` when that output is not one of the connection's.
     public init(connection: WaylandConnection, title: String, appID: String,
-                width: Int32, height: Int32, fullscreen: Bool = false) throws(WaylandError) {
+                width: Int32, height: Int32, fullscreen: Bool = false,
+                fullscreenOutput: WaylandOutput? = nil) throws(WaylandError) {
         if let error = connection.error { throw error }
         guard let compositor = connection.compositor, let wmBase = connection.wmBase else {
             throw .missingGlobals(WaylandGlobals.required)
+        }
+        if let fullscreenOutput, !connection.outputs.contains(where: { $0 === fullscreenOutput }) {
+            throw .unknownOutput(fullscreenOutput.label)
         }
         self.connection = connection
         self.width = width
@@ -79,7 +86,7 @@ public final class WaylandWindow {
         xdg_toplevel_add_listener(toplevel, WaylandWindow.toplevelListener, me)
         xdg_toplevel_set_title(toplevel, title)
         xdg_toplevel_set_app_id(toplevel, appID)
-        if fullscreen { xdg_toplevel_set_fullscreen(toplevel, nil) }
+        if fullscreen { xdg_toplevel_set_fullscreen(toplevel, fullscreenOutput?.proxy) }
         wl_surface_commit(surface)
         var roundtrips = 0
         while !configured && roundtrips < 5 {
@@ -119,6 +126,18 @@ public final class WaylandWindow {
         } else {
             xdg_toplevel_unset_fullscreen(toplevel)
         }
+        connection.flush()
+    }
+
+    /// Asks the compositor to make the window fullscreen on `output` (one of the connection's
+    /// ``WaylandConnection/outputs``), moving it there: the surface then enters that output, and a
+    /// frame source learns its refresh period and phase afresh. As with ``setFullscreen(_:)`` the
+    /// compositor decides (``onResize`` reports the size it configures). Throws
+    /// ``WaylandError/unknownOutput(_:)`` when `output` is not one of the connection's outputs.
+    public func setFullscreen(on output: WaylandOutput) throws(WaylandError) {
+        guard connection.outputs.contains(where: { $0 === output }) else { throw .unknownOutput(output.label) }
+        guard !destroyed else { return }
+        xdg_toplevel_set_fullscreen(toplevel, output.proxy)
         connection.flush()
     }
 

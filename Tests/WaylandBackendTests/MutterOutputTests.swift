@@ -1,0 +1,93 @@
+import DisplayLinkCore
+import Testing
+import DisplayLinkWaylandTesting
+import WaylandBackend
+
+/// A change of output on a real mutter 48 (Debian 13 root) with two virtual monitors of
+/// different refresh rates: the window is moved by making it fullscreen on the other output
+/// (`xdg_toplevel.set_fullscreen(output)`, ``WaylandWindow/setFullscreen(on:)``).
+///
+/// Asserted so that it holds at any machine speed: the limits on the waits only turn a hang
+/// into a failure; the periods compared are the compositor's own (its outputs' modes), never
+/// measured durations.
+@MainActor
+@Suite("output change under a real mutter 48", .serialized)
+struct MutterOutputTests {
+    /// Records, with every callback, how many output changes the source had seen by then.
+    final class ChangeLog {
+        var changesAtFrame: [Int] = []
+    }
+
+    @Test("mutter 48, a 60 Hz and a 30 Hz monitor: fullscreen on the other output moves the window there, and from the first callback after the change the link's duration is that output's period")
+    func fullscreenOnAnotherOutput() async throws {
+        let root: String
+        switch HeadlessMutter.trixieRoot() {
+        case .success(let path): root = path
+        case .failure(let reason):
+            Issue.record("mutter 48 cannot run here: \(reason) — make test builds the root with Scripts/trixie-root build")
+            return
+        }
+        let mutter = try HeadlessMutter(flavor: .root(root), monitors: [
+            .init(width: 640, height: 480, refreshRate: 60),
+            .init(width: 640, height: 480, refreshRate: 30),
+        ])
+        defer { mutter.stop() }
+        let client = try PacedClient(socket: mutter.socketPath)
+        let outputs = client.connection.outputs
+        #expect(outputs.count == 2, "mutter 48 advertised \(outputs.count) outputs for two virtual monitors; log:\n\(mutter.readLog())")
+        guard outputs.count == 2 else { return }
+        let periods = outputs.map { $0.advertisedPeriod?.value ?? 0 }
+        #expect(Set(periods) == [16_666_666, 33_333_333], "the outputs' periods: \(periods)")
+
+        let log = ChangeLog()
+        let link = DisplayLink(source: client.source, target: client) { [log] client, link in
+            client.tick(link)
+            log.changesAtFrame.append(client.source.outputChangeCount)
+        }
+        link.presentationHandler = { [weak client] in client?.feedback.append($0) }
+        client.link = link
+        let running = await wait(upTo: .seconds(60)) {
+            (client.presentedTimes.count >= 5 && client.window.outputs.count == 1) || client.swapError != nil
+        }
+        #expect(running, "the window was never presented on one output (outputs: \(client.window.outputs.count)); mutter log:\n\(mutter.readLog())")
+        guard running, let from = client.window.outputs.first else { return }
+        let to = try #require(outputs.first { $0 !== from })
+        let fromPeriod = try #require(from.advertisedPeriod)
+        let toPeriod = try #require(to.advertisedPeriod)
+        #expect(fromPeriod != toPeriod)
+        let changesBefore = client.source.outputChangeCount
+        let framesBefore = client.frames.count
+
+        // An output of another connection (or one removed) is no output of this one.
+        let stranger = try WaylandConnection(socket: mutter.socketPath)
+        let foreign = try #require(stranger.outputs.first)
+        #expect(throws: WaylandError.self) { try client.window.setFullscreen(on: foreign) }
+
+        try client.window.setFullscreen(on: to)
+        let moved = await wait(upTo: .seconds(60)) {
+            (client.window.outputs.count == 1 && client.window.outputs[0] === to
+                && log.changesAtFrame.last.map { $0 > changesBefore } == true
+                && client.frames.count >= log.changesAtFrame.firstIndex { $0 > changesBefore }.map { $0 + 10 } ?? .max)
+                || client.swapError != nil
+        }
+        #expect(moved, "the window did not move to the other output and go on there (outputs: \(client.window.outputs.map { $0.name ?? "?" }), frames \(client.frames.count)); mutter log:\n\(mutter.readLog())")
+        link.invalidate()
+        #expect(client.swapError == nil)
+        #expect(client.window.isFullscreen)
+        guard moved, let first = log.changesAtFrame.firstIndex(where: { $0 > changesBefore }), first > 0 else { return }
+        #expect(first >= framesBefore)
+        // At once: the first callback after the change already has the new output's period
+        // (everything learned on the old output was forgotten; no interval is measured yet), as
+        // the compositor states it: its wl_output mode (in mHz, 33 333 333 ns at 30 Hz) or its
+        // presentation feedback's `refresh` (in ns: mutter 48 says 33 333 334). The two units'
+        // rounding differ by less than a microsecond; the old output's period is 16.7 ms away.
+        let frames = client.frames
+        #expect(abs(frames[first].duration.value - toPeriod.value) <= 1_000,
+                "first duration after the change: \(frames[first].duration), the new output's period \(toPeriod)")
+        // Before the change the link followed the old output (its advertised period, until
+        // measured intervals took over): not asserted, printed.
+        let after = frames[first...].map(\.duration.value)
+        let medianAfter = after.sorted()[after.count / 2]
+        print("[mutter 48] output change after \(first) callbacks (\(client.source.outputChangeCount - changesBefore) change(s)): duration \(frames[first - 1].duration) before, \(frames[first].duration) at once, median \(Double(medianAfter) / 1e6) ms over \(after.count) callbacks after; periods \(fromPeriod) → \(toPeriod)")
+    }
+}
