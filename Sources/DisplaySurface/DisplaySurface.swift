@@ -149,9 +149,10 @@ public final class DisplaySurface: FrameSource {
         -> (WaylandConnection, WaylandWindow, WaylandEGLWindow, WaylandFrameSource) {
         do {
             let connection = try WaylandConnection(socket: options.waylandSocket)
+            let output = try options.waylandOutput.map { name throws(WaylandError) in try connection.output(named: name) }
             let window = try WaylandWindow(connection: connection, title: options.title, appID: options.appID,
                                            width: max(1, options.width), height: max(1, options.height),
-                                           fullscreen: options.fullscreen)
+                                           fullscreen: options.fullscreen, fullscreenOutput: output)
             let egl = try WaylandEGLWindow(window: window)
             let source = WaylandFrameSource(window: window, configuration: .init(usesCommitTiming: options.waylandCommitTiming))
             egl.frameSource = source  // a swap is the frame's commit
@@ -199,9 +200,15 @@ public final class DisplaySurface: FrameSource {
     /// Asks for fullscreen (`true`) or a window again (`false`). On Wayland the compositor decides:
     /// when it configures the new size, ``onResize`` reports it (leaving fullscreen, the window goes
     /// back to the size it had, by default ``Options/width``×``Options/height``) and the next frame
-    /// is drawn at it. On DRM/KMS the surface is always the whole output: nothing happens.
+    /// is drawn at it; fullscreen is asked for on the output ``Options/waylandOutput`` names, when
+    /// set and still there. On DRM/KMS the surface is always the whole output: nothing happens.
     public func setFullscreen(_ on: Bool) {
         guard !isClosed, let window, !window.isDestroyed else { return }
+        // On the output named by Options.waylandOutput when it (still) exists (checked at open).
+        if on, let name = options.waylandOutput, let output = try? window.connection.output(named: name),
+           (try? window.setFullscreen(on: output)) != nil {
+            return
+        }
         window.setFullscreen(on)
     }
 

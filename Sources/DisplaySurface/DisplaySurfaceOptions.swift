@@ -106,6 +106,12 @@ extension DisplaySurface {
         /// size to go back to on ``DisplaySurface/setFullscreen(_:)`` `false`). On DRM/KMS the
         /// surface is always the whole output, so this changes nothing there.
         public var fullscreen: Bool
+        /// On Wayland, the output to be fullscreen on (with ``fullscreen``, and on
+        /// ``DisplaySurface/setFullscreen(_:)`` `true`), by its `wl_output` name (e.g. `HDMI-A-1`;
+        /// a kiosk on one of several screens). nil: the compositor chooses. A name the compositor
+        /// does not have fails the open, naming the outputs it has. DRM/KMS ignores it
+        /// (``devicePath`` and the first connected connector choose the output there).
+        public var waylandOutput: String?
         /// The KMS API on DRM/KMS (`.automatic`: atomic when the driver has it, else legacy).
         public var kmsAPI: KMSAPI = .automatic
         /// On DRM/KMS: how the device is opened and master obtained (``SeatAccess``).

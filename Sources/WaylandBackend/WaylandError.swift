@@ -14,8 +14,9 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
     case notConfigured
     /// EGL refused something.
     case egl(String)
-    /// An output that is not (or no longer) one of the connection's outputs was asked for.
-    case unknownOutput(String)
+    /// An output that is not (or no longer) one of the connection's outputs was asked for: its
+    /// name (or how it is known), and the names of the outputs the compositor has.
+    case unknownOutput(String, available: [String])
 
     public var description: String {
         switch self {
@@ -32,9 +33,10 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
             "The compositor never configured the window (no xdg_surface.configure after the first commit)."
         case .egl(let message):
             message
-        case .unknownOutput(let output):
-            "The output \(output) is not one of the Wayland compositor's outputs (it was removed, or belongs to "
-                + "another connection): pick one of WaylandConnection.outputs."
+        case .unknownOutput(let output, let available):
+            "The Wayland compositor has no output \(output) (its outputs: "
+                + (available.isEmpty ? "none" : available.map { "'\($0)'" }.joined(separator: ", "))
+                + "). Name one of them in DisplaySurface.Options.waylandOutput, or pass one of WaylandConnection.outputs to WaylandWindow."
         }
     }
 }

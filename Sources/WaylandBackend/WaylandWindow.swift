@@ -68,7 +68,7 @@ public final class WaylandWindow {
             throw .missingGlobals(WaylandGlobals.required)
         }
         if let fullscreenOutput, !connection.outputs.contains(where: { $0 === fullscreenOutput }) {
-            throw .unknownOutput(fullscreenOutput.label)
+            throw connection.unknownOutput(fullscreenOutput.label + " (an output of another connection, or one removed)")
         }
         self.connection = connection
         self.width = width
@@ -135,7 +135,7 @@ public final class WaylandWindow {
     /// compositor decides (``onResize`` reports the size it configures). Throws
     /// ``WaylandError/unknownOutput(_:)`` when `output` is not one of the connection's outputs.
     public func setFullscreen(on output: WaylandOutput) throws(WaylandError) {
-        guard connection.outputs.contains(where: { $0 === output }) else { throw .unknownOutput(output.label) }
+        guard connection.outputs.contains(where: { $0 === output }) else { throw connection.unknownOutput(output.label + " (an output of another connection, or one removed)") }
         guard !destroyed else { return }
         xdg_toplevel_set_fullscreen(toplevel, output.proxy)
         connection.flush()
