@@ -109,7 +109,8 @@ extension DisplaySurface {
         /// On Wayland, the output to be fullscreen on (with ``fullscreen``, and on
         /// ``DisplaySurface/setFullscreen(_:)`` `true`), by its `wl_output` name (e.g. `HDMI-A-1`;
         /// a kiosk on one of several screens). nil: the compositor chooses. A name the compositor
-        /// does not have fails the open, naming the outputs it has. DRM/KMS ignores it
+        /// does not have fails the open, naming the outputs it has (names need `wl_output` version
+        /// 4: weston 10's outputs have none, so no name selects them). DRM/KMS ignores it
         /// (``devicePath`` and the first connected connector choose the output there).
         public var waylandOutput: String?
         /// The KMS API on DRM/KMS (`.automatic`: atomic when the driver has it, else legacy).

@@ -199,15 +199,17 @@ public final class WaylandConnection {
         presentationClock = ClockDomain(clockID: id)
     }
 
-    /// The output with this `wl_output` name (e.g. `HDMI-A-1`; wl_output v4), or
-    /// ``WaylandError/unknownOutput(_:available:)`` naming the outputs there are.
+    /// The output with this `wl_output` name (e.g. `HDMI-A-1`), or
+    /// ``WaylandError/unknownOutput(_:available:)`` naming the outputs there are. Names come with
+    /// `wl_output` version 4: a compositor with an older one (weston 10) has no named outputs
+    /// (pass one of ``outputs`` to ``WaylandWindow`` instead).
     public func output(named name: String) throws(WaylandError) -> WaylandOutput {
         guard let output = outputs.first(where: { $0.name == name }) else { throw unknownOutput("'\(name)'") }
         return output
     }
 
     func unknownOutput(_ what: String) -> WaylandError {
-        .unknownOutput(what, available: outputs.map { $0.name ?? "wl_output global \($0.globalName)" })
+        .unknownOutput(what, available: outputs.map { $0.name ?? "wl_output global \($0.globalName) (unnamed: wl_output before version 4)" })
     }
 
     func output(for proxy: OpaquePointer?) -> WaylandOutput? {

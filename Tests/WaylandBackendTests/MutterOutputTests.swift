@@ -108,3 +108,33 @@ struct MutterOutputTests {
         print("[mutter 48] output change \(oldPeriod) → \(newPeriod) after \(first) callbacks: duration \(frames[first - 1].duration) before, \(frames[first].duration) at once, median \(Double(medianAfter) / 1e6) ms over the next \(after.count) callbacks")
     }
 }
+
+/// Fullscreen on a chosen output on Debian 12's weston 10 (one headless output; its wl_output is
+/// version 3, so the output has no name).
+@MainActor
+@Suite("WaylandWindow fullscreen on a chosen output under weston", .serialized)
+struct WestonOutputChoiceTests {
+    @Test("weston 10: no output has a name, so output(named:) names what there is; fullscreenOutput opens the window fullscreen on the output given")
+    func chosenOutput() async throws {
+        let weston = try HeadlessWeston(width: 640, height: 480)
+        defer { weston.stop() }
+        let connection = try WaylandConnection(socket: weston.socketPath)
+        let outputs = connection.outputs
+        #expect(outputs.count == 1)
+        do {
+            _ = try connection.output(named: "no-such-output")
+            Issue.record("found an output that does not exist")
+        } catch {
+            guard case .unknownOutput(let what, let available) = error else { Issue.record("unexpected error \(error)"); return }
+            #expect(what == "'no-such-output'")
+            #expect(available.count == outputs.count, "\(available)")
+            #expect(error.description.contains("DisplaySurface.Options.waylandOutput"))
+        }
+        let output = try #require(outputs.first)
+        let window = try WaylandWindow(connection: connection, title: "test", appID: "displaylink.test",
+                                       width: 100, height: 100, fullscreen: true, fullscreenOutput: output)
+        #expect(window.isFullscreen)
+        #expect(window.width == 640 && window.height == 480)
+        window.destroy()
+    }
+}
