@@ -59,7 +59,7 @@ public final class WaylandWindow {
     /// configure (and the first buffer) already has the output's size when the compositor grants it;
     /// `fullscreenOutput` (one of the connection's ``WaylandConnection/outputs``) names the output
     /// to be fullscreen on (nil: the compositor chooses), e.g. for a kiosk. Throws
-    /// ``WaylandError/unknownOutput(_:)`` when that output is not one of the connection's.
+    /// ``WaylandError/unknownOutput(_:available:)`` when that output is not one of the connection's.
     public init(connection: WaylandConnection, title: String, appID: String,
                 width: Int32, height: Int32, fullscreen: Bool = false,
                 fullscreenOutput: WaylandOutput? = nil) throws(WaylandError) {
@@ -133,7 +133,7 @@ public final class WaylandWindow {
     /// ``WaylandConnection/outputs``), moving it there: the surface then enters that output, and a
     /// frame source learns its refresh period and phase afresh. As with ``setFullscreen(_:)`` the
     /// compositor decides (``onResize`` reports the size it configures). Throws
-    /// ``WaylandError/unknownOutput(_:)`` when `output` is not one of the connection's outputs.
+    /// ``WaylandError/unknownOutput(_:available:)`` when `output` is not one of the connection's outputs.
     public func setFullscreen(on output: WaylandOutput) throws(WaylandError) {
         guard connection.outputs.contains(where: { $0 === output }) else { throw connection.unknownOutput(output.label + " (an output of another connection, or one removed)") }
         guard !destroyed else { return }
