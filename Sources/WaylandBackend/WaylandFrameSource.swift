@@ -131,6 +131,10 @@ public final class WaylandFrameSource: FrameSource {
     public var isCommitTimingConfigured: Bool { scheduler.configuration.usesCommitTiming }
     /// Commits made to release a held timed commit (0 or 1).
     public private(set) var releaseCommitCount = 0
+    /// Refreshes whose commit was timed a whole link interval ahead (a preferred rate below the
+    /// refresh; see ``WaylandRefreshScheduler``), and the index of the first of them.
+    public private(set) var stridedRefreshCount = 0
+    public private(set) var firstStridedRefreshIndex: UInt64?
     /// Commits given a target time, and FIFO barriers set (for tests).
     public private(set) var timedCommitCount = 0
     public private(set) var fifoBarrierCount = 0
@@ -265,6 +269,10 @@ public final class WaylandFrameSource: FrameSource {
         if let slot = refresh.feedbackSlot { requestFeedback(slot: slot) }
         if let target = refresh.commitTarget, let timer = window.commitTimer {
             setTimestamp(timer, target)
+        }
+        if refresh.stride > 1 {
+            stridedRefreshCount += 1
+            if firstStridedRefreshIndex == nil { firstStridedRefreshIndex = refresh.index }
         }
         if let fifo = window.fifo, refresh.setsFifoBarrier {
             // Applied with this refresh's commit: it waits until the previous one was presented

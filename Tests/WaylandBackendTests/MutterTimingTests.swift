@@ -101,8 +101,9 @@ struct MutterTimingTests {
         // system uptime away: a timed commit made while the stage is idle waits until something
         // else repaints. The window's map animation repaints for its first frames (all of them,
         // or none on a loaded host); here a second, untimed window repaints every refresh, as
-        // anything animating on a desktop does, so the stage keeps ticking.
-        let companion = try PacedClient(socket: mutter.socketPath, size: 48)
+        // anything animating on a desktop does, so the stage keeps ticking. It is untimed, and
+        // larger than the client so the client never covers it (an obscured window is not repainted).
+        let companion = try PacedClient(socket: mutter.socketPath, size: 400, configuration: .init(usesCommitTiming: false))
         companion.start()
         let companionRuns = await wait(upTo: .seconds(60)) { !companion.presentedTimes.isEmpty }
         #expect(companionRuns, "the untimed companion window was never presented; mutter log:\n\(mutter.readLog())")
@@ -142,6 +143,39 @@ struct MutterTimingTests {
         }
         #expect(client.source.timedCommitCount > 0)
         print("[mutter 48] timed frames checked: \(checked) of \(client.source.timedCommitCount) timed commits")
+    }
+
+    @Test("mutter 48, a link at 30 Hz with timed commits kept (a larger untimed companion window keeps the stage ticking): frames flow, and no frame, strided or not, is presented more than 1 ms before its commit target")
+    func halfRateTimedCommits() async throws {
+        guard let mutter = try Self.mutter48() else { return }
+        defer { mutter.stop() }
+        // The companion is larger than the client, so the client never covers it (an obscured
+        // window is not repainted, and the stage would go idle again).
+        let companion = try PacedClient(socket: mutter.socketPath, size: 400, configuration: .init(usesCommitTiming: false))
+        companion.start()
+        let companionRuns = await wait(upTo: .seconds(60)) { !companion.presentedTimes.isEmpty }
+        #expect(companionRuns, "the untimed companion window was never presented; mutter log:\n\(mutter.readLog())")
+        let client = try PacedClient(socket: mutter.socketPath,
+                                     configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: false))
+        client.start()
+        client.link?.preferredFramesPerSecond = 30
+        // Whether commits get strided depends on the rate mutter presents at here (a loaded host
+        // may present the two windows at 30 Hz, and a 30 Hz link then needs every refresh): the
+        // decision is tested on virtual time (WaylandCommitTimingTests); here what holds at any speed.
+        let flowing = await wait(upTo: .seconds(120)) { client.frames.count >= 60 || client.swapError != nil }
+        let refreshes = client.source.dispatcher.nextRefreshIndex
+        client.link?.invalidate()
+        companion.link?.invalidate()
+        #expect(flowing, "\(client.frames.count) link callbacks of \(refreshes) refreshes; mutter log:\n\(mutter.readLog())")
+        #expect(client.swapError == nil)
+        #expect(companion.swapError == nil)
+        var checked = 0
+        for feedback in client.feedback {
+            guard case .presented(let at, _) = feedback.outcome, let target = feedback.commitTarget else { continue }
+            #expect(at.nanoseconds >= target.nanoseconds - 1_000_000, "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target")
+            checked += 1
+        }
+        print("[mutter 48, 30 Hz link, timed commits kept] \(client.frames.count) link callbacks of \(refreshes) refreshes; \(client.source.stridedRefreshCount) strided (from refresh \(client.source.firstStridedRefreshIndex.map(String.init) ?? "none")); striding dropped: \(client.source.scheduler.isStridingUseless); timed frames presented and checked: \(checked)")
     }
 
     @Test("mutter 48: minimised → suspended at once: no requests, no timer (resuming cannot be driven: xdg-shell has no request to unminimise)")
