@@ -117,7 +117,8 @@ extension DisplaySurface {
         /// them (mutter 48.7 headless does once nothing else repaints), the surface notices within
         /// a few periods plus the stall timeout, releases the held frame, logs one warning and uses
         /// untimed commits from then on (the environment's `commit_timing` says `fell back`).
-        /// False: present as soon as possible, as without the protocol.
+        /// False: present as soon as possible, as without the protocol. (Timed commits with no
+        /// fallback, for measuring a compositor: `WaylandFrameSource.Configuration.fallsBackFromHeldCommits`.)
         public var waylandCommitTiming = true
 
         public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",

@@ -70,8 +70,10 @@ import DisplayLinkCore
 /// `heldCommitPeriods` periods of its target the rule never fires; on one that holds them it fires
 /// at the first watchdog firing `heldCommitPeriods` periods after the target, so within
 /// `heldCommitPeriods·period + watchdogInterval` of it. A hidden window on a compositor that
-/// offers commit timing but never sends `suspended` also stops callbacks: that too ends commit
-/// timing for the surface (mutter 48 sends `suspended`).
+/// offers commit timing but never sends `suspended` also stops callbacks, as does a compositor
+/// that honours targets but stalls for more than `heldCommitPeriods` periods (a loaded host):
+/// either also ends commit timing for the surface, which costs the timing guarantee, never frames
+/// (mutter 48 sends `suspended`).
 ///
 /// Preferred rate below the refresh (``linkFrameInterval`` = k, set by the shell from its
 /// links): paced by callbacks, the source wakes every d periods (d the learned presentation
