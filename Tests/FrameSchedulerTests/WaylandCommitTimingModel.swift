@@ -47,7 +47,7 @@ struct TimedCompositorModel {
     var presentedAt: [UInt64: Int64] = [:]
     var releases: [Int64] = []
     var fallbackAt: Int64?
-    /// Times of the timed commits that were held (made while holding, not due at once).
+    /// The target of the first timed commit held (made while holding, not due at once, nothing queued).
     var firstHeldTarget: Int64?
     var callbackTimes: [Int64] = []
 
@@ -69,10 +69,7 @@ struct TimedCompositorModel {
         return phase + max(0, j) * Self.p
     }
 
-    func vblank(atOrAfter time: Int64) -> Int64 {
-        let v = vblank(after: time - 1)
-        return v
-    }
+    func vblank(atOrAfter time: Int64) -> Int64 { vblank(after: time - 1) }
 
     mutating func commit(_ refresh: WaylandRefreshScheduler.Refresh) {
         let target = refresh.commitTarget.map { $0.nanoseconds - origin }
