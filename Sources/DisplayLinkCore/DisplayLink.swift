@@ -231,6 +231,9 @@ public final class DisplayLink {
         presentationHandler?(feedback)
     }
 
+    /// Refreshes per callback at `period` (the dispatcher asks for its sources).
+    func interval(for period: Nanoseconds) -> Int { currentInterval(for: period) }
+
     private func currentInterval(for period: Nanoseconds) -> Int {
         if let fixedInterval { return fixedInterval }
         if period != cachedPeriod {

@@ -102,6 +102,17 @@ public final class RefreshDispatcher {
         lastGivenSequence = nil
     }
 
+    /// The fewest refreshes per callback among live, unpaused links at `refreshPeriod` (1 with
+    /// none). No allocation: a source asks before each refresh.
+    public func fastestFrameInterval(refreshPeriod: Nanoseconds) -> Int {
+        var fastest = Int.max
+        for entry in entries {
+            guard let link = entry.link, link.isValid, !link.isPaused else { continue }
+            fastest = min(fastest, link.interval(for: refreshPeriod))
+        }
+        return fastest == Int.max ? 1 : max(1, fastest)
+    }
+
     /// The number of links that are alive and not invalidated.
     public var linkCount: Int {
         var n = 0

@@ -118,9 +118,15 @@ extension DisplaySurface {
         /// On DRM/KMS: how the device is opened and master obtained (``SeatAccess``).
         public var seatAccess: SeatAccess = .automatic
         /// On Wayland, give each frame's commit its target time when the compositor offers
-        /// `wp_commit_timing_manager_v1` (false, the default: present as soon as possible, as
-        /// without it; mutter 48.7 headless stops repainting a window whose commits are timed).
-        public var waylandCommitTiming = false
+        /// `wp_commit_timing_manager_v1` (true, the default), so no frame is shown before the
+        /// time it was computed for, and with a preferred rate below the refresh the wake-ups no
+        /// link uses are not made. If the compositor holds timed commits instead of presenting
+        /// them (mutter 48.7 headless does once nothing else repaints), the surface notices within
+        /// a few periods plus the stall timeout, releases the held frame, logs one warning and uses
+        /// untimed commits from then on (the environment's `commit_timing` says `fell back`).
+        /// False: present as soon as possible, as without the protocol. (Timed commits with no
+        /// fallback, for measuring a compositor: `WaylandFrameSource.Configuration.fallsBackFromHeldCommits`.)
+        public var waylandCommitTiming = true
 
         public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
                     width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,

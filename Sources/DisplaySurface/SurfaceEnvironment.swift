@@ -27,7 +27,10 @@ extension DisplaySurface {
     ///
     /// - Wayland: `compositor`, `socket`, `presentation_clock`, `refresh_advertised`, `egl_vendor`,
     ///   `gles_version`, `swap_with_damage`, `timing_protocols` (those in use, with their versions,
-    ///   e.g. `wp_presentation 2`, `wp_commit_timing_v1 1`, `wp_fifo_v1 1`, `xdg_wm_base 6`).
+    ///   e.g. `wp_presentation 2`, `wp_commit_timing_v1 1`, `wp_fifo_v1 1`, `xdg_wm_base 6`; commit
+    ///   timing is no longer listed once it fell back), `commit_timing` (`in use`, `fell back`:
+    ///   the compositor held timed commits and the surface went on untimed, `off`: offered but
+    ///   turned off by `DisplaySurface.Options.waylandCommitTiming`, or `not offered`).
     /// - DRM/KMS: `device`, `driver`, `connector`, `mode`, `presentation_clock`,
     ///   `refresh_advertised`, `refresh_exact`, `period_exact`, `flips_submitted`,
     ///   `flips_completed`, `egl_driver`, `buffers_kept_mapped`, `kms_api` (`atomic` or `legacy`),
@@ -47,6 +50,11 @@ extension DisplaySurface {
                 EnvironmentEntry("gles_version", .int(Int(eglWindow.context.glesMajorVersion))),
                 EnvironmentEntry("swap_with_damage", .bool(eglWindow.context.supportsSwapWithDamage)),
                 EnvironmentEntry("timing_protocols", .list(waylandSource.timingProtocolsInUse)),
+                EnvironmentEntry("commit_timing", .string(
+                    waylandSource.isCommitTimingFallenBack ? "fell back"
+                        : waylandSource.usesCommitTiming ? "in use"
+                        : connection.timingProtocols.contains(where: { $0.hasPrefix("wp_commit_timing") }) ? "off"
+                        : "not offered")),
             ]
         }
         if let display {

@@ -55,6 +55,46 @@ import DisplayLinkCore
 /// (V − p, V] is presented at V, so the frame is not shown before the vblank it was computed for,
 /// and jitter of up to half a period either way does not push it to the next one.
 ///
+/// Held timed commits (``Configuration/fallsBackFromHeldCommits``): a compositor may hold a timed
+/// commit until something else repaints its output (mutter 48 headless: a timed commit waits for
+/// a stage frame, and a virtual monitor's frame clock schedules none for it), and everything the
+/// surface commits after it waits behind it, so the link would freeze. The rule, checked when the
+/// watchdog fires at `now`: a frame callback is outstanding, the commit that asked for it was
+/// timed at `T`, and `now ≥ T + heldCommitPeriods·period` with nothing (callback, feedback, refresh)
+/// since `heldCommitPeriods` periods before `now`. Then the source falls back to untimed commits for
+/// good (``isCommitTimingFallenBack``) and the watchdog answers
+/// ``WatchdogAction/commitTimingFallback(release:)``: one empty commit timed at `now` (already due,
+/// so harmless to a compositor that honours targets, and one that holds timed commits until a
+/// frame is due has one due at once), which releases the held frame and its callback; the
+/// refresh after it follows a stall. On a compositor that presents a timed commit within
+/// `heldCommitPeriods` periods of its target the rule never fires; on one that holds them it fires
+/// at the first watchdog firing `heldCommitPeriods` periods after the target, so within
+/// `heldCommitPeriods·period + watchdogInterval` of it. A hidden window on a compositor that
+/// offers commit timing but never sends `suspended` also stops callbacks, as does a compositor
+/// that honours targets but stalls for more than `heldCommitPeriods` periods (a loaded host):
+/// either also ends commit timing for the surface, which costs the timing guarantee, never frames
+/// (mutter 48 sends `suspended`).
+///
+/// Preferred rate below the refresh (``linkFrameInterval`` = k, set by the shell from its
+/// links): paced by callbacks, the source wakes every d periods (d the learned presentation
+/// depth, 1 on most compositors) and a link at interval k fires on every k-th. With commit timing
+/// in use, the period measured and k > d, each refresh's target is k periods after the newest
+/// presentation instead of d, and its commit is timed for it, so the compositor presents it, and
+/// sends the frame callback committed with it, k periods after the previous one: one wake-up per
+/// link callback instead of k / d (the wake-ups in between, where no link would fire, are not
+/// made); with k ≤ d striding would save nothing and is not used. Learning stays per refresh:
+/// depth and intervals of such frames are counted net of the stride.
+/// If a callback for a strided commit arrives before its commit target (the compositor does not
+/// hold callbacks with timed content), striding saves nothing and is dropped for good
+/// (``isStridingUseless``).
+///
+/// FIFO (``Refresh/setsFifoBarrier``): every refresh paced by the compositor after the first
+/// presentation waits for the previous barrier and sets a new one, so frames are presented in
+/// order, at most one per refresh. Timer fallback ticks (stalled: hidden, or the compositor not
+/// repainting) and the release commit carry none: a frame drawn then replaces any earlier
+/// unapplied one (the compositor discards it) instead of queueing behind a barrier that a hidden
+/// surface may never clear, so frames never pile up and the client never waits for buffers.
+///
 /// Suspension (`xdg_toplevel` state `suspended`, ``suspendedChanged(_:at:)``): at once no
 /// refresh, no request and no watchdog; on return a start refresh (or the outstanding callback)
 /// is marked `followsStall`, so links apply their stall policy (zero delta under `.zeroDelta`).
@@ -74,13 +114,18 @@ public struct WaylandRefreshScheduler: Sendable {
 
         /// Whether each refresh carries a ``Refresh/commitTarget`` (`wp_commit_timing_manager_v1`).
         public var usesCommitTiming: Bool
+        /// Whether held timed commits end commit timing for good (see the type's notes; false:
+        /// timed commits are kept whatever the compositor does).
+        public var fallsBackFromHeldCommits: Bool
 
         public init(usesPresentation: Bool = true, stallTimeout: Nanoseconds = Nanoseconds(500_000_000),
-                    fallbackTickInterval: Nanoseconds? = nil, usesCommitTiming: Bool = false) {
+                    fallbackTickInterval: Nanoseconds? = nil, usesCommitTiming: Bool = false,
+                    fallsBackFromHeldCommits: Bool = true) {
             self.usesPresentation = usesPresentation
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
             self.usesCommitTiming = usesCommitTiming
+            self.fallsBackFromHeldCommits = fallsBackFromHeldCommits
         }
     }
 
@@ -96,6 +141,12 @@ public struct WaylandRefreshScheduler: Sendable {
         /// Ask the commit made in this refresh not to be presented before this time
         /// (`wp_commit_timer_v1.set_timestamp`); nil without commit timing.
         public var commitTarget: MonotonicInstant?
+        /// Make this refresh's commit wait for the previous FIFO barrier and set a new one
+        /// (`wp_fifo_v1.wait_barrier` + `set_barrier`; see the type's notes).
+        public var setsFifoBarrier: Bool
+        /// Refreshes this one's frame is meant to follow the previous by (k with a preferred rate
+        /// below the refresh and commit timing; else 1): its target is that many periods ahead.
+        public var stride: Int
     }
 
     /// What a watchdog firing leads to.
@@ -105,6 +156,10 @@ public struct WaylandRefreshScheduler: Sendable {
         case stalled
         /// Dispatch this fallback tick (stalled, with fallback ticks configured).
         case fallbackTick(Refresh)
+        /// Timed commits are being held (see the type's notes): commit timing just ended for good
+        /// (``isCommitTimingFallenBack``); commit once, with no new requests, timed at `release`
+        /// (already due), so the compositor lets the held frame through.
+        case commitTimingFallback(release: MonotonicInstant)
     }
 
     public static let feedbackCapacity = 16
@@ -114,6 +169,10 @@ public struct WaylandRefreshScheduler: Sendable {
     public static let futureTolerance = Nanoseconds(100_000_000)
     /// Presentation times earlier than their feedback's arrival by more than this are not learned from.
     public static let pastTolerance = Nanoseconds(3_600_000_000_000)
+    /// Periods past its target after which a timed commit with no news counts as held.
+    public static let heldCommitPeriods: Int64 = 4
+    /// The largest stride used for a preferred rate below the refresh.
+    public static let maximumStride = 8
 
     public let configuration: Configuration
     /// What has been learned about presentation times.
@@ -144,6 +203,31 @@ public struct WaylandRefreshScheduler: Sendable {
     public private(set) var isAdvertisedPeriodUnreliable = false
     /// Presentation intervals accepted as periods (see the type's notes).
     public var measuredIntervalCount: Int { intervals.count }
+    /// Whether timed commits were found held and commit timing ended for good (see the type's notes).
+    public private(set) var isCommitTimingFallenBack = false
+    /// Why commit timing ended (nil while it has not), for the shell's one warning.
+    public private(set) var commitTimingFallbackReason: String?
+    /// Whether commits carry targets now: configured, and not fallen back.
+    public var usesCommitTimingNow: Bool { configuration.usesCommitTiming && !isCommitTimingFallenBack }
+    /// The refreshes per callback of the fastest active link (set by the shell before each batch;
+    /// 1: every refresh). Only used with commit timing (see the type's notes).
+    public var linkFrameInterval = 1
+    /// Whether a callback for a strided commit came before its commit target, so striding saves
+    /// no wake-up on this compositor and is not used any more.
+    public private(set) var isStridingUseless = false
+    /// The stride the next compositor-paced refresh gets (see the type's notes): the link
+    /// interval when striding saves wake-ups, else 1.
+    public var stride: Int {
+        guard usesCommitTimingNow, !isStridingUseless, isPeriodMeasured, timeline.latest != nil,
+              let depth = learnedDepth, linkFrameInterval > depth else { return 1 }
+        return min(linkFrameInterval, WaylandRefreshScheduler.maximumStride)
+    }
+
+    /// Periods a strided refresh's target lies beyond the depth's (0 without a stride).
+    private func extraPeriods(forStride stride: Int) -> Int {
+        guard stride > 1, let depth = learnedDepth else { return 0 }
+        return max(0, stride - depth)
+    }
     /// The presentation depth learned from presented frames (nil: none presented yet).
     public var learnedDepth: Int? { depths.count > 0 ? Int(depths.median) : nil }
 
@@ -170,8 +254,13 @@ public struct WaylandRefreshScheduler: Sendable {
         var refreshIndex: UInt64 = 0
         var knownAtDraw: MonotonicInstant?
         var commitTarget: MonotonicInstant?
+        var stride = 1
+        var extraPeriods = 0
     }
     private var slots: ContiguousArray<Slot>
+    /// The commit target and stride of the commit that asked for the outstanding frame callback.
+    private var outstandingCommitTarget: MonotonicInstant?
+    private var outstandingStride = 1
 
     public init(configuration: Configuration = Configuration(), advertisedPeriod: Nanoseconds = .zero) {
         self.configuration = configuration
@@ -278,6 +367,12 @@ public struct WaylandRefreshScheduler: Sendable {
     /// presentation feedback read in the same batch counts.
     public mutating func frameCallbackDone(at arrival: MonotonicInstant) {
         hasOutstandingFrameCallback = false
+        if outstandingStride > 1, let target = outstandingCommitTarget, arrival < target {
+            // The compositor called back before the timed content was due: striding saves nothing.
+            isStridingUseless = true
+        }
+        outstandingCommitTarget = nil
+        outstandingStride = 1
         guard !isSuspended else { return }
         callbackArrival = arrival
         if let previous = lastCallbackArrival {
@@ -341,7 +436,9 @@ public struct WaylandRefreshScheduler: Sendable {
         }
 
         var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
-        let target = predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending)
+        let stride = firstAfterStart ? 1 : self.stride
+        let target = saturatingAdd(predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending),
+                                   Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride))))
         if let given = compositorSequence, let previous = lastCompositorSequence {
             // The compositor's count wins when it agrees with the time to within one refresh.
             let step = given &- previous
@@ -353,7 +450,7 @@ public struct WaylandRefreshScheduler: Sendable {
         let keepAnchor = isHalfStep
         defer { if !keepAnchor { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) } }
         return makeRefresh(timestamp: timestamp, steps: steps, target: target,
-                           provenance: provenance, followsStall: followsStall)
+                           provenance: provenance, followsStall: followsStall, stride: stride)
     }
 
     // MARK: Presentation feedback
@@ -373,8 +470,8 @@ public struct WaylandRefreshScheduler: Sendable {
             timeline.recordPresentation(at: time, sequence: vblank,
                                         advertisedRefresh: advertisedRefresh.value > 0 ? advertisedRefresh : .zero)
             // A presentation off the rhythm (a stall) says nothing about the depth either.
-            if learnInterval(to: time, sequence: vblank) {
-                learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time)
+            if learnInterval(to: time, sequence: vblank, stride: entry.stride) {
+                learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time, extraPeriods: entry.extraPeriods)
             }
         }
         return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
@@ -404,16 +501,18 @@ public struct WaylandRefreshScheduler: Sendable {
     /// Learns the interval from the previous presentation; returns false when it was rejected
     /// (off the rhythm), true otherwise (also for the first presentation, or a reordered one).
     @discardableResult
-    private mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?) -> Bool {
+    private mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?, stride: Int = 1) -> Bool {
         defer {
             if previousPresentation.map({ time > $0.time }) ?? true { previousPresentation = (time, sequence) }
         }
         guard let previous = previousPresentation, time > previous.time else { return true }
-        let (elapsed, overflow) = time.nanoseconds.subtractingReportingOverflow(previous.time.nanoseconds)
+        let (span, overflow) = time.nanoseconds.subtractingReportingOverflow(previous.time.nanoseconds)
         guard !overflow else { return false }
+        // A strided frame was meant to follow the previous one by `stride` refreshes.
+        let elapsed = span / Int64(max(1, stride))
         if let sequence, let before = previous.sequence, sequence > before, sequence - before <= 16 {
             // The compositor counted the refreshes: the interval per refresh is a period.
-            let perRefresh = elapsed / Int64(sequence - before)
+            let perRefresh = span / Int64(sequence - before)
             if perRefresh >= WaylandRefreshScheduler.minimumPeriod.value {
                 intervals.append(perRefresh)
                 rejectedIntervals = 0
@@ -443,11 +542,14 @@ public struct WaylandRefreshScheduler: Sendable {
         return accepted
     }
 
-    private mutating func learnDepth(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant) {
+    private mutating func learnDepth(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant, extraPeriods: Int = 0) {
         guard let knownAtDraw, presentedAt > knownAtDraw else { return }
         let p = period.value
-        let (elapsed, overflow) = presentedAt.nanoseconds.subtractingReportingOverflow(knownAtDraw.nanoseconds)
+        let (span, overflow) = presentedAt.nanoseconds.subtractingReportingOverflow(knownAtDraw.nanoseconds)
         guard p > 0, !overflow else { return }
+        // A strided frame was timed `extraPeriods` later than the depth puts it.
+        let elapsed = span - p * Int64(extraPeriods)
+        guard elapsed > 0 else { return }
         let periods = elapsed / p + (elapsed % p >= p - p / 2 ? 1 : 0)
         depths.append(min(max(periods, 1), 8))
     }
@@ -464,6 +566,7 @@ public struct WaylandRefreshScheduler: Sendable {
     public mutating func watchdog(now: MonotonicInstant) -> WatchdogAction {
         guard isActive, !isFailed, !isSuspended else { return .nothing }
         let (idle, overflow) = now.nanoseconds.subtractingReportingOverflow(lastActivity.nanoseconds)
+        if !overflow, let release = heldCommitRelease(now: now, idle: idle) { return release }
         guard !overflow, idle >= configuration.stallTimeout.value else { return .nothing }
         let noticed = !isStalled
         if noticed {
@@ -478,7 +581,26 @@ public struct WaylandRefreshScheduler: Sendable {
         // Keeps (or makes) a frame request outstanding so the compositor can resume pacing us.
         return .fallbackTick(makeRefresh(timestamp: timestamp, steps: steps,
                                          target: saturatingAdd(timestamp, period), provenance: .timerFallback,
-                                         followsStall: false))
+                                         followsStall: false, stride: 1))
+    }
+
+    /// The held-commit rule (see the type's notes), checked at a watchdog firing `idle` after the
+    /// last activity.
+    private mutating func heldCommitRelease(now: MonotonicInstant, idle: Int64) -> WatchdogAction? {
+        guard usesCommitTimingNow, configuration.fallsBackFromHeldCommits, hasOutstandingFrameCallback,
+              let held = outstandingCommitTarget else { return nil }
+        let limit = period.value.multipliedReportingOverflow(by: WaylandRefreshScheduler.heldCommitPeriods)
+        guard !limit.overflow, idle >= limit.partialValue,
+              now >= saturatingAdd(held, Nanoseconds(limit.partialValue)) else { return nil }
+        isCommitTimingFallenBack = true
+        outstandingCommitTarget = nil
+        outstandingStride = 1
+        let late = (now.nanoseconds &- held.nanoseconds) / 1_000_000
+        commitTimingFallbackReason = "a timed commit was not presented \(late) ms after its target time (the compositor holds timed commits)"
+        // Callbacks stopped: the refresh after the release follows a stall.
+        isStalled = true
+        returningFromStall = true
+        return .commitTimingFallback(release: now)
     }
 
     /// The connection failed: nothing is outstanding any more, and nothing more happens.
@@ -492,38 +614,44 @@ public struct WaylandRefreshScheduler: Sendable {
     // MARK: Helpers
 
     private mutating func makeRefresh(timestamp: MonotonicInstant, steps: UInt64, target: MonotonicInstant,
-                                      provenance: TimestampProvenance, followsStall: Bool) -> Refresh {
+                                      provenance: TimestampProvenance, followsStall: Bool, stride: Int) -> Refresh {
         lastTimestamp = timestamp
         lastSequence &+= max(1, steps)
         let index = nextRefreshIndex
         nextRefreshIndex &+= 1
         var requestsCallback = false
         var feedbackSlot: Int?
+        let commitTarget = commitTarget(for: target)
         if !hasOutstandingFrameCallback {
             requestsCallback = true
             hasOutstandingFrameCallback = true
             frameRequestCount += 1
+            outstandingCommitTarget = commitTarget
+            outstandingStride = stride
             if configuration.usesPresentation {
                 // The feedback reports on the frame drawn in this refresh. When every slot is taken
                 // (the compositor loses feedback), the oldest request is given up: the shell destroys
                 // its proxy and reuses the slot.
                 let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
                 slots[slot] = Slot(inUse: true, refreshIndex: index, knownAtDraw: timeline.latest,
-                                   commitTarget: commitTarget(for: target))
+                                   commitTarget: commitTarget, stride: stride,
+                                   extraPeriods: extraPeriods(forStride: stride))
                 feedbackSlot = slot
             }
         }
         let event = RefreshEvent(timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
                                  targetTimestamp: target, provenance: provenance, followsStall: followsStall)
+        // FIFO: compositor-paced refreshes once mapped; never a timer tick (see the type's notes).
+        let fifo = timeline.latest != nil && provenance != .timerFallback
         return Refresh(event: event, index: index, requestsFrameCallback: requestsCallback, feedbackSlot: feedbackSlot,
-                       commitTarget: commitTarget(for: target))
+                       commitTarget: commitTarget, setsFifoBarrier: fifo, stride: stride)
     }
 
     /// Half a period before `target` (see the type's notes), with commit timing once a
     /// presentation is known; else nil. Before the first presentation the surface may not be
     /// mapped: mutter 48 never applies a timed commit of a surface that is on no output yet.
     private func commitTarget(for target: MonotonicInstant) -> MonotonicInstant? {
-        guard configuration.usesCommitTiming, timeline.latest != nil else { return nil }
+        guard usesCommitTimingNow, timeline.latest != nil else { return nil }
         return saturatingAdd(target, Nanoseconds(-(period.value / 2)))
     }
 

@@ -26,11 +26,17 @@ internal import CWaylandClient
 /// inconsistently.
 ///
 /// Newer compositors' timing protocols are used when the connection bound them (each is optional):
-/// with `wp_commit_timing_manager_v1` and ``Configuration/usesCommitTiming`` every refresh's commit carries a timestamp half a period
+/// with `wp_commit_timing_manager_v1` and ``Configuration/usesCommitTiming`` (the default) every refresh's commit carries a timestamp half a period
 /// before its target (``WaylandRefreshScheduler/Refresh/commitTarget``), so a frame is never shown
-/// before the vblank it was computed for; with `wp_fifo_manager_v1` every refresh's commit sets a
-/// FIFO barrier and waits for the previous one (a commit made while hidden is held by the
-/// compositor, never blocking the client); with `xdg_wm_base` 6 the `suspended` state stops all
+/// before the vblank it was computed for; if the compositor holds timed commits instead of
+/// presenting them (mutter 48 headless), the source notices within a few periods plus one
+/// watchdog interval, releases the held frame and falls back to untimed commits for good
+/// (``isCommitTimingFallenBack``, one warning naming the option); with a preferred rate below
+/// the refresh, timed commits a whole link interval ahead replace the callbacks no link would use
+/// (see ``WaylandRefreshScheduler``); with `wp_fifo_manager_v1` every compositor-paced commit sets a
+/// FIFO barrier and waits for the previous one, while timer fallback ticks (hidden, stalled) set
+/// none, so frames drawn then replace each other instead of queueing, and the client never
+/// waits; with `xdg_wm_base` 6 the `suspended` state stops all
 /// requests and the watchdog at once (``isSuspended``), and the first refresh after it follows a
 /// stall (zero delta under `.zeroDelta`). Presentation flags and commit targets travel with each
 /// ``PresentationFeedback``. When the surface changes output, or its output's mode changes, the
@@ -44,8 +50,8 @@ internal import CWaylandClient
 /// Every decision (timestamp, sequence, target, provenance, stall, fallback tick, what to request)
 /// is made by ``WaylandRefreshScheduler``, a pure value tested on virtual time; this class makes the
 /// Wayland calls, reads the clock, converts presentation times, runs the timer and feeds it.
-/// Logs (label `displaylink.wayland`, all at `.debug`: silent unless the program bootstraps a
-/// handler at that level) only on state changes, never per frame in the steady state: whether
+/// Logs (label `displaylink.wayland`, at `.debug` except the one `.warning` when commit timing
+/// falls back: silent unless the program bootstraps a handler at that level) only on state changes, never per frame in the steady state: whether
 /// `wp_presentation` is there and its clock, feedback given up and its slot reused, stalls, the
 /// timer fallback and the resume, and the compositor going away.
 @MainActor
@@ -58,18 +64,27 @@ public final class WaylandFrameSource: FrameSource {
         /// While stalled, tick the links this often with `timerFallback` provenance (nil: don't).
         public var fallbackTickInterval: Nanoseconds?
         /// Give each commit its target time when the compositor offers commit timing (false: the
-        /// connection may have bound it, but this source does not use it). Off by default:
-        /// mutter 48 applies a timed commit only in a stage frame whose target time has reached
-        /// the commit's, and when its frame clock has no presentation prediction (a headless
-        /// virtual monitor never has one) it schedules the frame for a timed commit about one
-        /// system uptime away; so once nothing else on the output repaints (the window's map
-        /// animation ends), the window's timed commits wait indefinitely and it stops repainting.
-        public var usesCommitTiming = false
+        /// connection may have bound it, but this source does not use it). On by default, made
+        /// safe by ``fallsBackFromHeldCommits``: mutter 48 applies a timed commit only in a stage
+        /// frame whose target time has reached the commit's, and when its frame clock has no
+        /// presentation prediction (a headless virtual monitor never has one) it schedules the
+        /// frame for a timed commit about one system uptime away; so once nothing else on the
+        /// output repaints (the window's map animation ends), the window's timed commits would
+        /// wait indefinitely.
+        public var usesCommitTiming = true
+        /// When timed commits are held (no callback or feedback ``WaylandRefreshScheduler/heldCommitPeriods``
+        /// periods after a commit's target; checked when the watchdog fires), release the held
+        /// frame with one commit timed at the current time and use untimed commits from then on
+        /// (``WaylandFrameSource/isCommitTimingFallenBack``, one warning). False: keep timed
+        /// commits whatever the compositor does (for measuring a compositor; mutter 48 headless
+        /// then freezes the window unless something else repaints).
+        public var fallsBackFromHeldCommits = true
         public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
-                    usesCommitTiming: Bool = false) {
+                    usesCommitTiming: Bool = true, fallsBackFromHeldCommits: Bool = true) {
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
             self.usesCommitTiming = usesCommitTiming
+            self.fallsBackFromHeldCommits = fallsBackFromHeldCommits
         }
     }
 
@@ -101,12 +116,25 @@ public final class WaylandFrameSource: FrameSource {
     /// Whether the compositor suspended the window (nothing is requested, no timer runs).
     public var isSuspended: Bool { scheduler.isSuspended }
     /// The timing protocols this source uses (``WaylandConnection/timingProtocols``, without
-    /// commit timing when the configuration turned it off).
+    /// commit timing when the configuration turned it off or it fell back).
     public var timingProtocolsInUse: [String] {
         connection.timingProtocols.filter { usesCommitTiming || !$0.hasPrefix("wp_commit_timing") }
     }
-    /// Whether commits carry target times (`wp_commit_timer_v1.set_timestamp`).
-    public var usesCommitTiming: Bool { scheduler.configuration.usesCommitTiming }
+    /// Whether commits carry target times now (`wp_commit_timer_v1.set_timestamp`): bound,
+    /// configured, and not fallen back.
+    public var usesCommitTiming: Bool { scheduler.usesCommitTimingNow }
+    /// Whether timed commits were found held and this source fell back to untimed commits for
+    /// good (see ``Configuration/fallsBackFromHeldCommits``).
+    public var isCommitTimingFallenBack: Bool { scheduler.isCommitTimingFallenBack }
+    /// Whether the compositor offers commit timing and the configuration asked for it (whether
+    /// or not it fell back since).
+    public var isCommitTimingConfigured: Bool { scheduler.configuration.usesCommitTiming }
+    /// Commits made to release a held timed commit (0 or 1).
+    public private(set) var releaseCommitCount = 0
+    /// Refreshes whose commit was timed a whole link interval ahead (a preferred rate below the
+    /// refresh; see ``WaylandRefreshScheduler``), and the index of the first of them.
+    public private(set) var stridedRefreshCount = 0
+    public private(set) var firstStridedRefreshIndex: UInt64?
     /// Commits given a target time, and FIFO barriers set (for tests).
     public private(set) var timedCommitCount = 0
     public private(set) var fifoBarrierCount = 0
@@ -140,7 +168,8 @@ public final class WaylandFrameSource: FrameSource {
             configuration: .init(usesPresentation: window.connection.hasPresentationTime,
                                  stallTimeout: configuration.stallTimeout,
                                  fallbackTickInterval: configuration.fallbackTickInterval,
-                                 usesCommitTiming: configuration.usesCommitTiming && window.commitTimer != nil),
+                                 usesCommitTiming: configuration.usesCommitTiming && window.commitTimer != nil,
+                                 fallsBackFromHeldCommits: configuration.fallsBackFromHeldCommits),
             advertisedPeriod: advertised)
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
         if let clock = window.connection.presentationClock {
@@ -225,6 +254,10 @@ public final class WaylandFrameSource: FrameSource {
     // MARK: The refresh
 
     private func afterDispatch() {
+        if scheduler.usesCommitTimingNow {
+            // The fastest link's interval: a stride of timed commits replaces the wake-ups no link uses.
+            scheduler.linkFrameInterval = dispatcher.fastestFrameInterval(refreshPeriod: scheduler.period)
+        }
         guard let refresh = scheduler.eventsDispatched() else { return }
         perform(refresh)
     }
@@ -237,10 +270,14 @@ public final class WaylandFrameSource: FrameSource {
         if let target = refresh.commitTarget, let timer = window.commitTimer {
             setTimestamp(timer, target)
         }
-        if let fifo = window.fifo, scheduler.timeline.latest != nil {
+        if refresh.stride > 1 {
+            stridedRefreshCount += 1
+            if firstStridedRefreshIndex == nil { firstStridedRefreshIndex = refresh.index }
+        }
+        if let fifo = window.fifo, refresh.setsFifoBarrier {
             // Applied with this refresh's commit: it waits until the previous one was presented
             // (or the compositor gave up on it, e.g. while hidden), and sets the next barrier.
-            // Not before the first presentation (the surface is mapped by then).
+            // Not before the first presentation (the surface is mapped by then), never on a timer tick.
             wp_fifo_v1_wait_barrier(fifo)
             wp_fifo_v1_set_barrier(fifo)
             fifoBarrierCount += 1
@@ -363,7 +400,22 @@ public final class WaylandFrameSource: FrameSource {
         case .fallbackTick(let refresh):
             if !stallLogged { logStall(fallback: true) }
             perform(refresh)
+        case .commitTimingFallback(let release):
+            releaseHeldCommit(at: release)
         }
+    }
+
+    /// Timed commits are held: commit once, timed at `release` (already due), so the held frame
+    /// and its callback come through; from now on commits are untimed.
+    private func releaseHeldCommit(at release: MonotonicInstant) {
+        stallLogged = true
+        let reason = scheduler.commitTimingFallbackReason ?? "timed commits are held"
+        WaylandFrameSource.log.warning("commit timing turned off for this surface: \(reason); released with one commit due now, untimed commits from here on (WaylandFrameSource.Configuration.usesCommitTiming / DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false keeps timed commits)")
+        guard !window.isDestroyed, let timer = window.commitTimer else { return }
+        setTimestamp(timer, release)
+        wl_surface_commit(window.surface)
+        releaseCommitCount += 1
+        connection.dispatchPending()
     }
 
     private func logStall(fallback: Bool) {

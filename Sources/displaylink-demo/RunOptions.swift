@@ -58,8 +58,8 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Draw the timing panel (fps, delta, missed frames, provenance).")
     var hud = true
 
-    @Flag(inversion: .prefixedNo, help: "On Wayland, give each frame's commit its target time when the compositor offers commit timing.")
-    var commitTiming = false
+    @Flag(inversion: .prefixedNo, help: "On Wayland, give each frame's commit its target time when the compositor offers commit timing (falls back to untimed commits if the compositor holds them).")
+    var commitTiming = true
 
     @Flag(help: "Start a private headless weston for this run and stop it afterwards.")
     var headless = false

@@ -11,9 +11,16 @@ struct RandomCompositor {
     var seq: UInt64 = 1000
     var linkWanted = true
 
-    init(usesPresentation: Bool, fallback: Bool) {
+    init(usesPresentation: Bool, fallback: Bool, commitTiming: Bool = false, linkInterval: Int = 1) {
         script = SchedulerScript(usesPresentation: usesPresentation, stallTimeout: Nanoseconds(200 * ms),
                                  fallbackTickInterval: fallback ? Nanoseconds(50 * ms) : nil)
+        if commitTiming {
+            script.scheduler = WaylandRefreshScheduler(
+                configuration: .init(usesPresentation: usesPresentation, stallTimeout: Nanoseconds(200 * ms),
+                                     fallbackTickInterval: fallback ? Nanoseconds(50 * ms) : nil, usesCommitTiming: true),
+                advertisedPeriod: Nanoseconds(16_666_667))
+        }
+        script.scheduler.linkFrameInterval = linkInterval
         script.start(at: 0)
     }
 
@@ -94,10 +101,11 @@ extension SchedulerScript {
 struct WaylandSchedulerProperties {
     static let operations = Gen.int(in: 0...9999).array(of: 0...300)
 
-    @Test("under any order of callbacks, feedback (late, reordered, lost, discarded, odd seq), timer firings and demand changes, refreshes keep the invariants")
+    @Test("under any order of callbacks, feedback (late, reordered, lost, discarded, odd seq), timer firings and demand changes, with or without commit timing (strides, held-commit fallback), refreshes keep the invariants")
     func invariantsHold() async {
-        await propertyCheck(count: 1000, input: Self.operations, Gen.bool, Gen.bool) { ops, usesPresentation, fallback in
-            var compositor = RandomCompositor(usesPresentation: usesPresentation, fallback: fallback)
+        await propertyCheck(count: 1000, input: Self.operations, Gen.bool, Gen.bool, Gen.bool, Gen.int(in: 1...4)) { ops, usesPresentation, fallback, timed, interval in
+            var compositor = RandomCompositor(usesPresentation: usesPresentation, fallback: fallback,
+                                              commitTiming: timed, linkInterval: interval)
             for op in ops { compositor.apply(op) }
             let problems = invariantViolations(compositor.script)
             #expect(problems.isEmpty, "\(problems.prefix(5))")
@@ -107,8 +115,9 @@ struct WaylandSchedulerProperties {
     @Test("the same runs through a real RefreshDispatcher and DisplayLink: frames keep the invariants")
     @MainActor
     func framesKeepInvariants() async {
-        await propertyCheck(count: 500, input: Self.operations, Gen.bool, Gen.bool) { ops, usesPresentation, fallback in
-            var compositor = RandomCompositor(usesPresentation: usesPresentation, fallback: fallback)
+        await propertyCheck(count: 500, input: Self.operations, Gen.bool, Gen.bool, Gen.bool) { ops, usesPresentation, fallback, timed in
+            var compositor = RandomCompositor(usesPresentation: usesPresentation, fallback: fallback,
+                                              commitTiming: timed, linkInterval: timed ? 2 : 1)
             for op in ops { compositor.apply(op) }
             for policy in [DisplayLink.StallPolicy.zeroDelta, .realGap] {
                 let core = CoreRun(stallPolicy: policy)

@@ -1,0 +1,257 @@
+import DisplayLinkCore
+import FrameSchedulers
+import PropertyBased
+import Testing
+
+/// Commit timing made safe (held timed commits end it, and the held frame is released), timed
+/// commits a link interval ahead for a preferred rate below the refresh, and the FIFO barrier
+/// rule, on virtual time: exact values on scripted runs, and properties on
+/// ``TimedCompositorModel``.
+@Suite("Wayland scheduler: held timed commits, strides, FIFO")
+struct WaylandCommitTimingTests {
+    static let p = TimedCompositorModel.p
+
+    /// mutter-like presentations every period with commit timing; the compositor then holds frame
+    /// `heldFrame`'s commit (no callback, no feedback).
+    static func heldRun(fallsBack: Bool = true) -> (script: SchedulerScript, heldTarget: Int64, lastCallback: Int64) {
+        var script = SchedulerScript()
+        script.scheduler = WaylandRefreshScheduler(
+            configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: fallsBack),
+            advertisedPeriod: Nanoseconds(p))
+        script.start(at: 0)
+        var last: Int64 = 0
+        for k in 1...10 {
+            let presented = 5 * ms + Int64(k) * p
+            script.presented(frame: UInt64(k - 1), at: presented, received: presented + 300_000, sequence: UInt64(k))
+            last = presented + 300_000
+            script.callback(at: last)
+        }
+        let held = script.refreshes.last!.commitTarget!.nanoseconds - origin
+        return (script, held, last)
+    }
+
+    @Test("held timed commit: nothing before 4 periods past its target with 4 periods of silence; then one release due now, untimed commits, and the return follows a stall")
+    func heldCommitFallsBack() {
+        var (script, held, last) = Self.heldRun()
+        let limit = WaylandRefreshScheduler.heldCommitPeriods * Self.p
+        #expect(script.scheduler.hasOutstandingFrameCallback)
+        #expect(held > last)
+        // 1 ns early: nothing (neither a fallback nor a stall: the stall timeout is 500 ms).
+        #expect(script.watchdog(at: held + limit - 1) == .nothing)
+        #expect(!script.scheduler.isCommitTimingFallenBack)
+        #expect(script.scheduler.usesCommitTimingNow)
+        // At the limit: fallen back, released at the firing's time.
+        #expect(script.watchdog(at: held + limit) == .commitTimingFallback(release: t(held + limit)))
+        #expect(script.scheduler.isCommitTimingFallenBack)
+        #expect(!script.scheduler.usesCommitTimingNow)
+        #expect(script.scheduler.isStalled)
+        #expect(script.scheduler.commitTimingFallbackReason?.contains("not presented 66 ms after its target") == true)
+        // Only once: later firings are the ordinary stall handling.
+        #expect(script.watchdog(at: held + limit + 600 * ms) == .nothing)
+        // The release lets the held frame and its callback through: the next refresh follows a
+        // stall and carries no commit target, nor does any after it.
+        let released = held + limit + 600 * ms + 10 * ms
+        script.presented(frame: 10, at: released, received: released + 300_000, sequence: 60)
+        let next = script.callback(at: released + 300_000)!
+        #expect(next.event.followsStall)
+        #expect(next.commitTarget == nil)
+        for k in 1...5 {
+            let presented = released + Int64(k) * Self.p
+            script.presented(frame: next.index + UInt64(k - 1), at: presented, sequence: 60 + UInt64(k))
+            #expect(script.callback(at: presented + 300_000)?.commitTarget == nil)
+        }
+        #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
+    }
+
+    @Test("4 periods of silence are not enough: the target must have passed by 4 periods too")
+    func heldRuleNeedsTargetPassed() {
+        var (script, held, last) = Self.heldRun()
+        let limit = WaylandRefreshScheduler.heldCommitPeriods * Self.p
+        // Silent for the limit, but the target (after the last callback) has not passed by it.
+        #expect(held > last)
+        #expect(script.watchdog(at: last + limit) == .nothing)
+        #expect(!script.scheduler.isCommitTimingFallenBack)
+    }
+
+    @Test("fallsBackFromHeldCommits false: a held timed commit is an ordinary stall; commit targets go on")
+    func noFallbackWhenForced() {
+        var (script, held, _) = Self.heldRun(fallsBack: false)
+        #expect(script.watchdog(at: held + 400 * ms) == .nothing)
+        #expect(script.watchdog(at: held + 600 * ms) == .stalled)
+        #expect(!script.scheduler.isCommitTimingFallenBack)
+        #expect(script.scheduler.usesCommitTimingNow)
+    }
+
+    @Test("without commit timing a stall is a stall: no fallback, no release")
+    func noCommitTimingNoRelease() {
+        var script = SchedulerScript()
+        script.start(at: 0)
+        script.presented(frame: 0, at: 5 * ms + Self.p)
+        script.callback(at: 5 * ms + Self.p + 300_000)
+        #expect(script.watchdog(at: 600 * ms) == .stalled)
+        #expect(!script.scheduler.isCommitTimingFallenBack)
+    }
+
+    @Test("mutter-like holding compositor, exact: the map animation lets 8 timed frames through; the fallback comes at the first watchdog firing 4 periods past the held target; frames flow again every period")
+    func holdingModelExact() {
+        var model = TimedCompositorModel(holds: true, honouredBeforeHolding: 8, watchdogInterval: 500 * ms)
+        model.run(until: 3_000 * ms)
+        let held = model.firstHeldTarget!
+        let limit = WaylandRefreshScheduler.heldCommitPeriods * Self.p
+        // The watchdog fires every 500 ms from 0: the first firing at or after held + limit.
+        let firing = ((held + limit + 500 * ms - 1) / (500 * ms)) * 500 * ms
+        #expect(model.fallbackAt == firing)
+        #expect(model.releases == [firing])
+        #expect(model.script.scheduler.isCommitTimingFallenBack)
+        // After the release: a callback every period until the end.
+        let after = model.callbackTimes.filter { $0 > firing }
+        #expect(after.count >= Int((3_000 * ms - firing) / Self.p) - 2)
+        for (a, b) in zip(after, after.dropFirst()) { #expect(b - a <= Self.p + 3 * ms) }
+        #expect(invariantViolations(model.script).isEmpty, "\(invariantViolations(model.script).prefix(3))")
+    }
+
+    @Test("on a compositor that honours targets (up to 2 periods late, any callback latency, any watchdog phase and interval, any link interval), the fallback never triggers; on one that holds timed commits it triggers within 4 periods plus one watchdog interval of the held target, and frames flow again")
+    func fallbackProperty() async {
+        await propertyCheck(count: 150, input: Gen.int(in: 0...2).array(of: 1...12), Gen.int(in: 0...3_000).array(of: 1...12),
+                            Gen.int(in: 0...20), Gen.int(in: 1...3), Gen.int(in: 50...700), Gen.int(in: 0...700)) { lateness, latencies, honoured, interval, watchdogMs, phaseMs in
+            let watchdog = Int64(watchdogMs) * ms
+            // The watchdog starts with the link, at 0 here, and fires every interval from `phase` on.
+            let phase = Int64(phaseMs % watchdogMs) * ms
+            var honouring = TimedCompositorModel(holds: false, watchdogInterval: watchdog, watchdogPhase: phase)
+            honouring.lateness = lateness.map(Int64.init)
+            honouring.latencies = latencies.map { Int64($0) * 1_000 }
+            honouring.linkInterval = interval
+            honouring.run(until: 2_000 * ms)
+            #expect(honouring.fallbackAt == nil)
+            #expect(honouring.releases.isEmpty)
+            #expect(!honouring.script.scheduler.isCommitTimingFallenBack)
+            #expect(honouring.script.refreshes.count > 20)
+            #expect(invariantViolations(honouring.script).isEmpty, "\(invariantViolations(honouring.script).prefix(3))")
+
+            var holding = TimedCompositorModel(holds: true, honouredBeforeHolding: honoured, watchdogInterval: watchdog,
+                                               watchdogPhase: phase)
+            holding.latencies = latencies.map { Int64($0) * 1_000 }
+            holding.linkInterval = interval
+            holding.run(until: 3_000 * ms)
+            guard let held = holding.firstHeldTarget else {
+                Issue.record("the holding model never held a commit")
+                return
+            }
+            let limit = WaylandRefreshScheduler.heldCommitPeriods * Self.p
+            guard let fallback = holding.fallbackAt else {
+                Issue.record("no fallback; held target \(held)")
+                return
+            }
+            #expect(fallback >= held + limit)
+            // The first firing at or after held + limit (the first firing of all may be later).
+            #expect(fallback <= max(held + limit + watchdog, phase + watchdog), "honoured \(honoured) interval \(interval) watchdog \(watchdogMs) phase \(phaseMs) latencies \(latencies) callbacks \(holding.callbackTimes.filter { $0 > held - 100 * ms && $0 < fallback + 50 * ms })")
+            #expect(holding.releases.count == 1)
+            // Frames flow again: callbacks at least every two periods after the release.
+            let after = [fallback] + holding.callbackTimes.filter { $0 > fallback }
+            #expect(after.count > 10, "only \(after.count - 1) callbacks after the fallback at \(fallback)")
+            for (a, b) in zip(after.dropFirst(), after.dropFirst(2)) { #expect(b - a <= 2 * Self.p, "gap \(b - a) after \(a)") }
+            #expect(holding.script.refreshes.filter { $0.index > 0 && $0.event.timestamp.nanoseconds - origin > fallback }
+                .allSatisfy { $0.commitTarget == nil })
+            #expect(invariantViolations(holding.script).isEmpty, "\(invariantViolations(holding.script).prefix(3))")
+        }
+    }
+
+    // MARK: Strides
+
+    @Test("link interval 2 with commit timing on a honouring 60 Hz compositor, exact: once the period is measured each target is two periods on, its commit half a period before; a wake-up every two periods; depth and period stay learned per refresh")
+    func strideExact() {
+        var model = TimedCompositorModel(holds: false, watchdogInterval: 500 * ms)
+        model.linkInterval = 2
+        model.run(until: 1_000 * ms)
+        let script = model.script
+        let strided = script.refreshes.filter { $0.stride == 2 }
+        #expect(strided.count > 20)
+        for r in strided {
+            let target = r.event.targetTimestamp!.nanoseconds
+            #expect(target == r.event.timestamp.nanoseconds + 2 * Self.p, "refresh \(r.index)")
+            #expect(r.commitTarget!.nanoseconds == target - Self.p / 2)
+            #expect(r.event.refreshPeriod.value == Self.p)
+            // Presented exactly at its target.
+            if let v = model.presentedAt[r.index] { #expect(v + origin == target, "refresh \(r.index)") }
+        }
+        #expect(script.scheduler.learnedDepth == 1)
+        #expect(script.scheduler.period.value == Self.p)
+        // Wake-ups two periods apart once strided.
+        let firstStrided = strided.first!.event.timestamp.nanoseconds - origin
+        let wakes = model.callbackTimes.filter { $0 > firstStrided }
+        for (a, b) in zip(wakes, wakes.dropFirst()) { #expect(b - a == 2 * Self.p) }
+        // Sequences step by 2: a link at interval 2 fires on every refresh, missing none.
+        for (a, b) in zip(strided, strided.dropFirst()) { #expect(b.event.sequence! - a.event.sequence! == 2) }
+        #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script).prefix(3))")
+    }
+
+    @Test("the stride decision: only with commit timing in use, a link interval ≥ 2, the period measured and a depth learned; striding halves the wake-ups at 30 Hz on 60 Hz and saves none at 60 Hz", arguments: [1, 2, 3])
+    func strideSavesWakeups(interval: Int) {
+        func wakes(commitTiming: Bool, seq: Bool) -> Int {
+            var model = TimedCompositorModel(holds: false, commitTiming: commitTiming, watchdogInterval: 500 * ms)
+            model.linkInterval = interval
+            model.countsSequence = seq
+            model.run(until: 2_000 * ms)
+            return model.callbackTimes.filter { $0 >= 1_000 * ms && $0 < 2_000 * ms }.count
+        }
+        let perSecond = Int((1_000 * ms) / Self.p)  // 60
+        for seq in [true, false] {
+            let plain = wakes(commitTiming: false, seq: seq)
+            let timed = wakes(commitTiming: true, seq: seq)
+            #expect(abs(plain - perSecond) <= 1)
+            #expect(abs(timed - perSecond / interval) <= 1, "interval \(interval), seq \(seq): \(timed) wakes")
+        }
+        var plainScheduler = WaylandRefreshScheduler(configuration: .init(usesCommitTiming: false))
+        plainScheduler.linkFrameInterval = interval
+        #expect(plainScheduler.stride == 1)
+    }
+
+    @Test("a compositor that calls back before a strided commit's target: striding saves nothing and is dropped")
+    func strideUseless() {
+        var (script, _, last) = Self.heldRun()
+        // Measured and learned by now.
+        script.scheduler.linkFrameInterval = 2
+        #expect(script.scheduler.stride == 2)
+        // The outstanding commit (made before the interval changed) is not strided; the next is.
+        let presented = last - 300_000 + Self.p
+        script.presented(frame: 10, at: presented, sequence: 11)
+        let strided = script.callback(at: presented + 300_000)!
+        #expect(strided.stride == 2)
+        // Called back one period later, before the commit target (1.5 periods on).
+        script.presented(frame: strided.index, at: presented + Self.p, sequence: 12)
+        let next = script.callback(at: presented + Self.p + 300_000)!
+        #expect(script.scheduler.isStridingUseless)
+        #expect(next.stride == 1)
+        #expect(script.scheduler.stride == 1)
+    }
+
+    // MARK: FIFO
+
+    @Test("FIFO barrier: not on the start refresh (unmapped), on every compositor-paced refresh after the first presentation, never on a timer fallback tick; back on the first paced refresh after a stall")
+    func fifoRule() {
+        var script = SchedulerScript(stallTimeout: Nanoseconds(200 * ms), fallbackTickInterval: Nanoseconds(50 * ms))
+        script.start(at: 0)
+        #expect(script.refreshes[0].setsFifoBarrier == false)
+        for k in 1...5 {
+            let presented = 5 * ms + Int64(k) * Self.p
+            script.presented(frame: UInt64(k - 1), at: presented, sequence: UInt64(k))
+            #expect(script.callback(at: presented + 300_000)?.setsFifoBarrier == true)
+        }
+        // Hidden: callbacks stop; the watchdog ticks.
+        let last = 5 * ms + 5 * Self.p + 300_000
+        var ticks = 0
+        for n in 1...10 {
+            if case .fallbackTick(let tick) = script.watchdog(at: last + Int64(n) * 50 * ms) {
+                #expect(tick.setsFifoBarrier == false)
+                #expect(!tick.requestsFrameCallback)
+                ticks += 1
+            }
+        }
+        #expect(ticks == 7)
+        // Shown again: the outstanding callback comes; its refresh waits on the barrier again.
+        let back = last + 600 * ms
+        let resumed = script.callback(at: back)!
+        #expect(resumed.event.followsStall)
+        #expect(resumed.setsFifoBarrier)
+    }
+}
