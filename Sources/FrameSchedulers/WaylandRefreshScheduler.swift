@@ -234,8 +234,9 @@ public struct WaylandRefreshScheduler: Sendable {
     private var intervals = RecentMedian()
     private var depths = RecentMedian()
     private var rejectedIntervals = 0
-    /// The newest presentation learned from, and its `seq` (for intervals).
-    private var previousPresentation: (time: MonotonicInstant, sequence: UInt64?)?
+    /// The newest presentation learned from, its `seq`, and the refresh whose frame it showed
+    /// (nil for a callback arrival standing in for a presentation), for intervals.
+    private var previousPresentation: (time: MonotonicInstant, sequence: UInt64?, refreshIndex: UInt64?)?
     private var lastCallbackArrival: MonotonicInstant?
     private var callbackInterval: Int64?
     private var resumingFromSuspension = false
@@ -430,7 +431,7 @@ public struct WaylandRefreshScheduler: Sendable {
         } else {
             if !firstAfterStart {
                 timeline.recordPresentation(at: arrival)
-                learnInterval(to: arrival, sequence: nil)
+                learnInterval(to: arrival, sequence: nil, refreshIndex: nil)
             }
             timestamp = notBeforeLast(arrival)
         }
@@ -470,7 +471,7 @@ public struct WaylandRefreshScheduler: Sendable {
             timeline.recordPresentation(at: time, sequence: vblank,
                                         advertisedRefresh: advertisedRefresh.value > 0 ? advertisedRefresh : .zero)
             // A presentation off the rhythm (a stall) says nothing about the depth either.
-            if learnInterval(to: time, sequence: vblank, stride: entry.stride) {
+            if learnInterval(to: time, sequence: vblank, refreshIndex: entry.refreshIndex, stride: entry.stride) {
                 learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time, extraPeriods: entry.extraPeriods)
             }
         }
@@ -500,24 +501,38 @@ public struct WaylandRefreshScheduler: Sendable {
 
     /// Learns the interval from the previous presentation; returns false when it was rejected
     /// (off the rhythm), true otherwise (also for the first presentation, or a reordered one).
+    ///
+    /// The span between two presentations is divided by the refreshes it covers: each refresh
+    /// between the two presented ones (a link at a lower rate skipped it, and its empty commit's
+    /// feedback was discarded) came from one frame callback, so one vblank, and the presented
+    /// refresh counts its stride. mutter presents a 30 Hz link's frames 2 vblanks apart on a
+    /// 60 Hz output; taking that span for a period made the period swing between 1 and 2 vblanks.
+    /// The compositor's `seq` step is used instead when it counts at least as many vblanks as
+    /// that (a vertical retrace counter); a smaller step (mutter 48 headless counts its own
+    /// frames, not vblanks) says the `seq` is no such counter, and it is ignored. Either way the
+    /// interval per refresh must pass the same bounds as one measured by time.
     @discardableResult
-    private mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?, stride: Int = 1) -> Bool {
+    private mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?, refreshIndex: UInt64?,
+                                        stride: Int = 1) -> Bool {
         defer {
-            if previousPresentation.map({ time > $0.time }) ?? true { previousPresentation = (time, sequence) }
+            if previousPresentation.map({ time > $0.time }) ?? true {
+                previousPresentation = (time, sequence, refreshIndex)
+            }
         }
         guard let previous = previousPresentation, time > previous.time else { return true }
         let (span, overflow) = time.nanoseconds.subtractingReportingOverflow(previous.time.nanoseconds)
         guard !overflow else { return false }
-        // A strided frame was meant to follow the previous one by `stride` refreshes.
-        let elapsed = span / Int64(max(1, stride))
-        if let sequence, let before = previous.sequence, sequence > before, sequence - before <= 16 {
-            // The compositor counted the refreshes: the interval per refresh is a period.
-            let perRefresh = span / Int64(sequence - before)
-            if perRefresh >= WaylandRefreshScheduler.minimumPeriod.value {
-                intervals.append(perRefresh)
-                rejectedIntervals = 0
-            }
-            return true
+        // Refreshes covered: the skipped ones between (one vblank each) and this one's stride.
+        var refreshes = Int64(max(1, stride))
+        if let refreshIndex, let before = previous.refreshIndex, refreshIndex > before,
+           refreshIndex &- before <= WaylandRefreshScheduler.maximumCountedGap {
+            refreshes += Int64(refreshIndex &- before) - 1
+        }
+        var elapsed = span / refreshes
+        if let sequence, let before = previous.sequence, sequence > before, sequence &- before <= 16,
+           Int64(sequence &- before) >= refreshes {
+            // The compositor counted the vblanks: the interval per vblank.
+            elapsed = span / Int64(sequence &- before)
         }
         let accepted: Bool
         if intervals.count < 3 {
@@ -529,7 +544,7 @@ public struct WaylandRefreshScheduler: Sendable {
         if accepted {
             intervals.append(elapsed)
             rejectedIntervals = 0
-        } else {
+        } else if !isWholeMultipleOfReliablePeriod(elapsed) {
             rejectedIntervals += 1
             if rejectedIntervals >= 8 && elapsed >= WaylandRefreshScheduler.minimumPeriod.value {
                 // The display's rhythm really changed: measure afresh from here.
@@ -540,6 +555,20 @@ public struct WaylandRefreshScheduler: Sendable {
             }
         }
         return accepted
+    }
+
+    /// Gaps between presented refreshes longer than this are not counted (a stall, not skips).
+    static let maximumCountedGap: UInt64 = 16
+
+    /// Whether `elapsed` is 2 or more whole periods (within an eighth of one) of an advertised
+    /// period that the measurement agrees with: missed refreshes (a client slower than the
+    /// display), not a new rhythm, so they do not count towards measuring afresh.
+    private func isWholeMultipleOfReliablePeriod(_ elapsed: Int64) -> Bool {
+        let advertised = timeline.advertisedPeriod.value
+        guard !isAdvertisedPeriodUnreliable, advertised >= WaylandRefreshScheduler.minimumPeriod.value,
+              intervals.count == 0 || abs(intervals.median - advertised) <= advertised / 8 else { return false }
+        let periods = (elapsed + advertised / 2) / advertised
+        return periods >= 2 && abs(elapsed - periods * advertised) <= advertised / 8
     }
 
     private mutating func learnDepth(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant, extraPeriods: Int = 0) {
