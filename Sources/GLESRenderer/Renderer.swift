@@ -18,6 +18,10 @@ import EGLGraphics
 ///   assumes every ``endFrame()`` is presented (swapped) before the next; ``warmUp()`` and
 ///   ``invalidateBuffers()`` start over.
 /// - Rectangles and glyphs wholly outside the viewport or their layer's clip are dropped when added.
+/// - Cached layers (``setCached(_:_:)``): a layer that changes rarely (a HUD) is drawn into a
+///   texture when it changes and composited from it as one quad per frame (measured with llvmpipe
+///   under callgrind: the bounce scene's 60 views with the HUD, 3.15 to 2.46 million instructions
+///   per frame for the whole process).
 ///
 /// - GLES 3: one static unit quad plus per-instance attributes (`glDrawArraysInstanced`).
 ///   GLES 2: the same attributes expanded to six vertices per instance in a streamed buffer.
