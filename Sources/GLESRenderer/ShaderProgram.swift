@@ -171,6 +171,31 @@ enum Shaders {
             """
     }
 
+    /// A cached layer's texture (premultiplied, the viewport's size) over `u_rect` (pixels).
+    static func compositeVertex(_ dialect: Dialect) -> String {
+        vertexHeader(dialect) + """
+            IN vec2 a_corner;
+            uniform vec4 u_rect;
+            OUT vec2 v_uv;
+            void main() {
+                vec2 p = u_rect.xy + a_corner * u_rect.zw;
+                // The texture's rows start at the bottom, as the framebuffer's.
+                v_uv = vec2(p.x / u_viewport.x, 1.0 - p.y / u_viewport.y);
+                gl_Position = clip_position(p, instance_depth(INSTANCE_INDEX));
+            }
+            """
+    }
+
+    static func compositeFragment(_ dialect: Dialect) -> String {
+        fragmentHeader(dialect) + """
+            uniform sampler2D u_layer;
+            IN vec2 v_uv;
+            void main() {
+                FRAG_COLOR = TEXTURE(u_layer, v_uv);
+            }
+            """
+    }
+
     static func glyphVertex(_ dialect: Dialect) -> String {
         vertexHeader(dialect) + """
             IN vec2 a_corner;

@@ -66,7 +66,9 @@ public final class HUDOverlay {
     public init(renderer: Renderer) {
         self.renderer = renderer
         layer = renderer.makeLayer(reserving: 128)
-        renderer.setRetained(layer, true)
+        // Drawn into a texture twice a second and composited from it every frame (one quad
+        // instead of a triangle pair per glyph and two blended passes over the text's pixels).
+        renderer.setCached(layer, true)
     }
 
     /// Draws the panel this frame; it is laid out again only when what it shows changed.
