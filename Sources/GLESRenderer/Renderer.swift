@@ -151,7 +151,7 @@ public final class Renderer {
     /// Whether a buffer age is used to redraw only what changed. On by default; off redraws
     /// everything every frame (the same pixels; for comparisons).
     public var usesPartialRedraw = true
-    /// Drawn under every layer, into what each frame redraws (set by ``ScrollCache``).
+    /// Drawn under every layer, into what each frame redraws, in place of the clear (set by ``ScrollCache``).
     var backdrop: ScrollCache?
 
     private static let rectFloats = 9    // x y w h r g b a radius
@@ -480,8 +480,8 @@ public final class Renderer {
         if usedDepthPass {
             glDepthMask(GLboolean(GL_TRUE))
             glClearDepthf(1)
-            glClear(GLbitfield(GL_COLOR_BUFFER_BIT) | GLbitfield(GL_DEPTH_BUFFER_BIT))
-            backdrop?.draw(region: (x0, y0, x1, y1), height: height)
+            let mask = GLbitfield(GL_COLOR_BUFFER_BIT) | GLbitfield(GL_DEPTH_BUFFER_BIT)
+            if let backdrop { backdrop.clear(mask, region: (x0, y0, x1, y1), partial: partial, height: height) } else { glClear(mask) }
             glEnable(GLenum(GL_DEPTH_TEST))
             glDepthFunc(GLenum(GL_LESS))
             // Opaque insides, nearest first, unblended.
@@ -492,8 +492,8 @@ public final class Renderer {
             }
             glDepthMask(GLboolean(GL_FALSE))
         } else {
-            glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
-            backdrop?.draw(region: (x0, y0, x1, y1), height: height)
+            let mask = GLbitfield(GL_COLOR_BUFFER_BIT)
+            if let backdrop { backdrop.clear(mask, region: (x0, y0, x1, y1), partial: partial, height: height) } else { glClear(mask) }
             glDisable(GLenum(GL_DEPTH_TEST))
         }
         // Everything else, in order, blended (premultiplied).

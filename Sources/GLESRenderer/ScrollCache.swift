@@ -147,20 +147,26 @@ public final class ScrollCache {
         ringWidth = w
         ringHeight = h
         guard w > 0, h > 0 else { return true }
-        return ScrollCache.allocate(texture, framebuffer, w, h)
+        return ScrollCache.allocate(texture, framebuffer, w, h, bgraFirst: true)
     }
 
     /// Gives `texture` storage of `w`×`h` and attaches it to `framebuffer`.
-    private static func allocate(_ texture: GLuint, _ framebuffer: GLuint, _ w: Int32, _ h: Int32) -> Bool {
+    ///
+    /// The ring is BGRA where the driver renders into it: the layout of scanout buffers
+    /// (XRGB8888), so that a software rasteriser copies it onto them row by row (llvmpipe's
+    /// blit takes its copy path only between formats that differ in nothing but an unused alpha)
+    /// instead of sampling it pixel by pixel. The scratch texture, where rows are drawn and
+    /// cleared, is RGBA8 (BGRA only where RGBA8 is refused): llvmpipe's scissored clears of a BGRA
+    /// texture round differently from those of the window (the pixel-exact tests show it).
+    private static func allocate(_ texture: GLuint, _ framebuffer: GLuint, _ w: Int32, _ h: Int32, bgraFirst: Bool) -> Bool {
         var previous: GLint = 0
         glGetIntegerv(GLenum(GL_FRAMEBUFFER_BINDING), &previous)
         defer { glBindFramebuffer(GLenum(GL_FRAMEBUFFER), GLuint(previous)) }
         glBindTexture(GLenum(GL_TEXTURE_2D), texture)
         ScrollCache.nearest()
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
-        // RGBA8 (BGRA only where RGBA8 is refused: llvmpipe's scissored clears of a BGRA texture
-        // round differently from the window's, measured by the pixel-exact tests).
-        for (internalFormat, format) in [(GL_RGBA8, GL_RGBA), (GL_BGRA_EXT, GL_BGRA_EXT)] {
+        let formats = [(GL_RGBA8, GL_RGBA), (GL_BGRA_EXT, GL_BGRA_EXT)]
+        for (internalFormat, format) in bgraFirst ? formats.reversed() : formats {
             while glGetError() != GL_NO_ERROR {}
             glTexImage2D(GLenum(GL_TEXTURE_2D), 0, internalFormat, w, h, 0, GLenum(format), GLenum(GL_UNSIGNED_BYTE), nil)
             guard glGetError() == GL_NO_ERROR else { continue }
@@ -242,7 +248,7 @@ public final class ScrollCache {
         if width != scratchWidth || height != scratchHeight {
             scratchWidth = width
             scratchHeight = height
-            if width <= 0 || height <= 0 || !ScrollCache.allocate(scratch, scratchFramebuffer, width, height) {
+            if width <= 0 || height <= 0 || !ScrollCache.allocate(scratch, scratchFramebuffer, width, height, bgraFirst: false) {
                 scratchWidth = 0
                 scratchHeight = 0
             }
@@ -426,13 +432,43 @@ public final class ScrollCache {
         glDisableVertexAttribArray(0)
     }
 
-    /// Copies the window onto the screen within `region` (pixels, top-left origin: x0 y0 x1 y1) of
-    /// a framebuffer `height` pixels high, after the renderer cleared it; before any layer.
-    func draw(region: (Int32, Int32, Int32, Int32), height: Int32) {
-        guard let ringOffset, ringWidth > 0, ringHeight > 0 else { return }
+    /// The renderer's clear of what it redraws, `region` (pixels, top-left origin: x0 y0 x1 y1,
+    /// the scissor set to it when `partial`) of a framebuffer `height` pixels high: the window is
+    /// copied onto the clip, and only the rest of the region is cleared (its colour; the depth
+    /// buffer, when in `mask`, everywhere). A software rasteriser clears a scissored region by
+    /// shading it, so the clip is not cleared only to be copied over.
+    func clear(_ mask: GLbitfield, region: (Int32, Int32, Int32, Int32), partial: Bool, height: Int32) {
         let (cx, cy, w, h) = pixelClip
-        let x0 = max(region.0, cx), x1 = min(region.2, cx + w)
-        guard x0 < x1 else { return }
+        let x0 = max(region.0, cx), x1 = min(region.2, cx + w), y0 = max(region.1, cy), y1 = min(region.3, cy + h)
+        guard ringOffset != nil, ringWidth > 0, ringHeight > 0, x0 < x1, y0 < y1 else {
+            glClear(mask)
+            return
+        }
+        if !partial {
+            glClear(mask)  // whole: the driver's fast clear
+        } else {
+            let depth = mask & GLbitfield(GL_DEPTH_BUFFER_BIT)
+            if depth != 0 { glClear(depth) }
+            // The region less the clip: above, below, left and right of it.
+            func clearColour(_ ax: Int32, _ ay: Int32, _ bx: Int32, _ by: Int32) {
+                guard ax < bx, ay < by else { return }
+                glScissor(ax, height - by, bx - ax, by - ay)
+                glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+            }
+            clearColour(region.0, region.1, region.2, y0)
+            clearColour(region.0, y1, region.2, region.3)
+            clearColour(region.0, y0, x0, y1)
+            clearColour(x1, y0, region.2, y1)
+        }
+        draw(region: (x0, y0, x1, y1), height: height)
+    }
+
+    /// Copies the window onto the screen within `region` (pixels, top-left origin: x0 y0 x1 y1,
+    /// inside the clip) of a framebuffer `height` pixels high.
+    private func draw(region: (Int32, Int32, Int32, Int32), height: Int32) {
+        guard let ringOffset else { return }
+        let (cx, cy, _, h) = pixelClip
+        let x0 = region.0, x1 = region.2
         var readFramebuffer: GLint = 0
         glGetIntegerv(GLenum(GL_READ_FRAMEBUFFER_BINDING), &readFramebuffer)
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), framebuffer)
