@@ -310,7 +310,8 @@ public final class ScrollCache {
                     let end = min(runs[k].1, base + Int(h))
                     let r0 = Int32(y - base), r1 = Int32(end - base)
                     let t0 = Int32(y - offset) + cy, t1 = Int32(end - offset) + cy
-                    glBlitFramebuffer(cx, height - t1, cx + w, height - t0, 0, h - r1, w, h - r0,
+                    // Mirrored: the ring is stored top row first (see draw(region:height:)).
+                    glBlitFramebuffer(cx, height - t1, cx + w, height - t0, 0, r1, w, r0,
                                       GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
                     rowsDrawn += end - y
                     y = end
@@ -465,6 +466,11 @@ public final class ScrollCache {
 
     /// Copies the window onto the screen within `region` (pixels, top-left origin: x0 y0 x1 y1,
     /// inside the clip) of a framebuffer `height` pixels high.
+    ///
+    /// The ring is stored top row first, as window-system buffers are (a texture's rows are
+    /// bottom first in GL's terms), so this blit, mirrored in GL's terms, is a straight copy for
+    /// the driver: llvmpipe then copies rows with memcpy instead of sampling every pixel with a
+    /// shader (its copy path takes no flip). The rows come into the ring by mirrored blits too.
     private func draw(region: (Int32, Int32, Int32, Int32), height: Int32) {
         guard let ringOffset else { return }
         let (cx, cy, _, h) = pixelClip
@@ -479,7 +485,7 @@ public final class ScrollCache {
             let s0 = max(screenTop, region.1), s1 = min(screenBottom, region.3)
             guard s0 < s1 else { return }
             let r0 = ringTop + (s0 - screenTop), r1 = r0 + (s1 - s0)
-            glBlitFramebuffer(x0 - cx, h - r1, x1 - cx, h - r0, x0, height - s1, x1, height - s0,
+            glBlitFramebuffer(x0 - cx, r1, x1 - cx, r0, x0, height - s1, x1, height - s0,
                               GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
         }
         copy(screenTop: cy, screenBottom: cy + h - split, ringTop: split)
