@@ -163,6 +163,8 @@ public final class Renderer {
     /// Whether a buffer age is used to redraw only what changed. On by default; off redraws
     /// everything every frame (the same pixels; for comparisons).
     public var usesPartialRedraw = true
+    /// Drawn under every layer, into what each frame redraws, in place of the clear (set by ``ScrollCache``).
+    var backdrop: ScrollCache?
 
     private static let rectFloats = 9    // x y w h r g b a radius
     private static let glyphFloats = 12  // x y w h r g b a u v uw vh
@@ -447,6 +449,7 @@ public final class Renderer {
                 changed.add(region)
             }
         }
+        if let moved = backdrop?.prepare(width: width, height: height) { changed.add(moved) }
         if frameChanged {
             damage = .full
         } else if changed.isEmpty {
@@ -527,7 +530,8 @@ public final class Renderer {
         if usedDepthPass {
             glDepthMask(GLboolean(GL_TRUE))
             glClearDepthf(1)
-            glClear(GLbitfield(GL_COLOR_BUFFER_BIT) | GLbitfield(GL_DEPTH_BUFFER_BIT))
+            let mask = GLbitfield(GL_COLOR_BUFFER_BIT) | GLbitfield(GL_DEPTH_BUFFER_BIT)
+            if let backdrop { backdrop.clear(mask, region: (x0, y0, x1, y1), partial: partial, height: height) } else { glClear(mask) }
             glEnable(GLenum(GL_DEPTH_TEST))
             glDepthFunc(GLenum(GL_LESS))
             // Opaque insides, nearest first, unblended.
@@ -538,7 +542,8 @@ public final class Renderer {
             }
             glDepthMask(GLboolean(GL_FALSE))
         } else {
-            glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+            let mask = GLbitfield(GL_COLOR_BUFFER_BIT)
+            if let backdrop { backdrop.clear(mask, region: (x0, y0, x1, y1), partial: partial, height: height) } else { glClear(mask) }
             glDisable(GLenum(GL_DEPTH_TEST))
         }
         // Everything else, in order, blended (premultiplied).

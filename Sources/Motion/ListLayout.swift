@@ -31,6 +31,15 @@ public struct ListLayout: Sendable, Hashable {
         return first < lastExclusive ? first..<lastExclusive : first..<first
     }
 
+    /// The rows that intersect `[top, bottom)` of the content (`top` clamped to 0); empty when
+    /// there are none. `visibleRows(at: o)` is `rows(from: o, to: o + viewportHeight)`.
+    public func rows(from top: Double, to bottom: Double) -> Range<Int> {
+        guard rowCount > 0, bottom > top else { return 0..<0 }
+        let first = min(rowCount, Int((max(0, top) / rowHeight).rounded(.down)))
+        let lastExclusive = min(rowCount, Int((bottom / rowHeight).rounded(.up)))
+        return first < lastExclusive ? first..<lastExclusive : first..<first
+    }
+
     /// The row's top edge in viewport coordinates at `offset`.
     public func rowTop(_ row: Int, at offset: Double) -> Double { Double(row) * rowHeight - offset }
 

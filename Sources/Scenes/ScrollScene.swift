@@ -5,6 +5,12 @@ import Motion
 /// The seed's eased scroll: a long list scrolled to a target over a duration with an easing
 /// curve, where every row that passes through the viewport is really drawn (asked of the data
 /// source in the frame that shows it).
+///
+/// As toolkits scroll: the list is drawn at whole-pixel offsets (the eased offset rounded down;
+/// ``pixelSnapping``), and with a ``ScrollCache`` (GLES 3; ``cachesRows``) each row is rasterised
+/// when it scrolls into view or changes, and the cached list is copied onto the screen each frame
+/// under the scroll bar and the HUD. The rows asked of the data source each frame are still every
+/// row visible at the eased offset or at the drawn one.
 @MainActor
 public final class ScrollScene: Scene, ListDataSource {
     public let name = "scroll"
@@ -23,17 +29,32 @@ public final class ScrollScene: Scene, ListDataSource {
     public private(set) var preparedRows: Range<Int> = 0..<0
     public private(set) var scrollSample: ScrollSample?
 
+    /// Whether the list is drawn at whole-pixel offsets (on by default; required by the cache).
+    public let pixelSnapping: Bool
+    /// Whether rows are drawn through a ``ScrollCache`` (false on GLES 2, or when not asked for).
+    public var cachesRows: Bool { rowCache != nil }
+    /// The offset the list was drawn at in the last frame (the eased offset, snapped).
+    public private(set) var pixelOffset = 0.0
+
     private let renderer: Renderer
     private let listLayer: Renderer.LayerID
+    private let barLayer: Renderer.LayerID
+    /// The row cache (nil: rows are drawn into a renderer layer every frame).
+    public let rowCache: ScrollCache?
     private var viewport: Rect
     private var label = TextBuffer(capacity: 32)
     private var drawOffset = 0.0
     private var firstFrameTime: MonotonicInstant?
     private var autoScrollPending = true
 
+    /// - Parameters:
+    ///   - cachesRows: draw rows through a ``ScrollCache`` where the context allows (GLES 3);
+    ///     needs `pixelSnapping`.
+    ///   - pixelSnapping: draw the list at whole-pixel offsets.
     public init(renderer: Renderer, rows: Int, width: Int32, height: Int32, duration: Double,
-                curve: EasingCurve, delay: Double = 0) {
+                curve: EasingCurve, delay: Double = 0, cachesRows: Bool = true, pixelSnapping: Bool = true) {
         self.renderer = renderer
+        self.pixelSnapping = pixelSnapping
         self.duration = duration
         self.curve = curve
         self.delay = delay
@@ -41,6 +62,9 @@ public final class ScrollScene: Scene, ListDataSource {
         layout = ListLayout(rowCount: rows, rowHeight: ScrollScene.rowHeight, viewportHeight: Double(viewport.height))
         listLayer = renderer.makeLayer(reserving: 64)
         renderer.setClip(listLayer, viewport)
+        barLayer = renderer.makeLayer(reserving: 1)
+        renderer.setClip(barLayer, viewport)
+        rowCache = cachesRows && pixelSnapping ? ScrollCache(renderer: renderer, clip: viewport) : nil
     }
 
     static func viewport(width: Int32, height: Int32) -> Rect {
@@ -51,6 +75,8 @@ public final class ScrollScene: Scene, ListDataSource {
         viewport = ScrollScene.viewport(width: width, height: height)
         layout.viewportHeight = Double(viewport.height)
         renderer.setClip(listLayer, viewport)
+        renderer.setClip(barLayer, viewport)
+        rowCache?.setClip(viewport)
     }
 
     /// Jumps to an offset (tests, and the start of a run).
@@ -76,7 +102,12 @@ public final class ScrollScene: Scene, ListDataSource {
     }
 
     public func draw() {
-        preparedRows = layout.prepareVisibleRows(at: drawOffset, dataSource: self)
+        pixelOffset = pixelSnapping ? drawOffset.rounded(.down) : drawOffset
+        rowCache?.begin(offset: Int(max(-1e15, min(1e15, pixelOffset.isFinite ? pixelOffset : 0))), clearColor: background)
+        // Rows visible at the drawn offset or the eased one (a row showing by under a pixel at
+        // the eased offset is asked for too, and clipped).
+        preparedRows = layout.rows(from: pixelOffset, to: drawOffset + layout.viewportHeight)
+        for row in preparedRows { prepareRow(row) }
         scrollSample = ScrollSample(offset: drawOffset, fraction: scroll.fraction,
                                     firstRow: preparedRows.lowerBound,
                                     lastRow: preparedRows.isEmpty ? preparedRows.lowerBound - 1 : preparedRows.upperBound - 1)
@@ -84,8 +115,8 @@ public final class ScrollScene: Scene, ListDataSource {
         let content = max(layout.contentHeight, 1)
         let barHeight = max(24, viewport.height * Float(layout.viewportHeight / content))
         let travel = viewport.height - barHeight
-        let position = layout.maxOffset > 0 ? Float(drawOffset / layout.maxOffset) : 0
-        renderer.addRect(listLayer, Rect(x: viewport.x + viewport.width - 6, y: viewport.y + travel * position, width: 4, height: barHeight),
+        let position = layout.maxOffset > 0 ? Float(pixelOffset / layout.maxOffset) : 0
+        renderer.addRect(barLayer, Rect(x: viewport.x + viewport.width - 6, y: viewport.y + travel * position, width: 4, height: barHeight),
                          color: RGBA(0, 0, 0, 0.35), cornerRadius: 2)
     }
 
@@ -105,15 +136,22 @@ public final class ScrollScene: Scene, ListDataSource {
     // MARK: ListDataSource
 
     public func prepareRow(_ row: Int) {
-        let top = viewport.y + Float(layout.rowTop(row, at: drawOffset))
-        renderer.addRect(listLayer, Rect(x: viewport.x, y: top + 2, width: viewport.width - 12, height: Float(ScrollScene.rowHeight) - 4),
-                         color: ScrollScene.cardColor(row: row), cornerRadius: 8)
-        let accent = Palette.colors[row % Palette.colors.count]
-        renderer.addRect(listLayer, Rect(x: viewport.x + viewport.width - 40, y: top + 14, width: 16, height: 16), color: accent, cornerRadius: 8)
+        let top = viewport.y + Float(layout.rowTop(row, at: pixelOffset))
+        let card = Rect(x: viewport.x, y: top + 2, width: viewport.width - 12, height: Float(ScrollScene.rowHeight) - 4)
+        let accent = Rect(x: viewport.x + viewport.width - 40, y: top + 14, width: 16, height: 16)
+        let accentColor = Palette.colors[row % Palette.colors.count]
         label.clear()
         label.append("Row ")
         label.append(row)
-        let origin = labelOrigin(row: row, offset: drawOffset)
-        renderer.addText(listLayer, label.bytes, x: origin.x, baseline: origin.baseline, face: 1, color: ScrollScene.labelColor)
+        let origin = labelOrigin(row: row, offset: pixelOffset)
+        if let rowCache {
+            rowCache.addRect(card, color: ScrollScene.cardColor(row: row), cornerRadius: 8)
+            rowCache.addRect(accent, color: accentColor, cornerRadius: 8)
+            rowCache.addText(label.bytes, x: origin.x, baseline: origin.baseline, face: 1, color: ScrollScene.labelColor)
+        } else {
+            renderer.addRect(listLayer, card, color: ScrollScene.cardColor(row: row), cornerRadius: 8)
+            renderer.addRect(listLayer, accent, color: accentColor, cornerRadius: 8)
+            renderer.addText(listLayer, label.bytes, x: origin.x, baseline: origin.baseline, face: 1, color: ScrollScene.labelColor)
+        }
     }
 }

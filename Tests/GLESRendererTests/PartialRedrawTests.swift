@@ -37,7 +37,8 @@ struct PartialRedrawTests {
     /// Returns how many rectangles the tested side left out as hidden, over all frames.
     @discardableResult
     func compare(width: Int32, height: Int32, chain: Int, frames: Int, moves: (Int) -> Bool,
-                 makeScene: (Renderer) -> Scene) throws -> Int {
+                 before: (Int, Scene) -> Void = { _, _ in }, after: (Int, Scene) -> Void = { _, _ in },
+                 makeScene: (Renderer, _ tested: Bool) -> Scene) throws -> Int {
         let context = try EGLDisplayContext(platform: .surfaceless, alpha: true)
         func side(buffers count: Int, fast: Bool) throws -> Side {
             let buffers = try (0..<count).map { _ in
@@ -48,7 +49,7 @@ struct PartialRedrawTests {
             renderer.usesDepthPass = fast
             renderer.usesPartialRedraw = fast
             renderer.depthPassMinimumOverdraw = 0  // the opaque pass in every frame, however sparse
-            return Side(renderer: renderer, scene: makeScene(renderer), hud: HUDOverlay(renderer: renderer), buffers: buffers)
+            return Side(renderer: renderer, scene: makeScene(renderer, fast), hud: HUDOverlay(renderer: renderer), buffers: buffers)
         }
         let reference = try side(buffers: 1, fast: false)
         let tested = try side(buffers: chain, fast: true)
@@ -64,6 +65,7 @@ struct PartialRedrawTests {
             for (s, fast) in [(reference, false), (tested, true)] {
                 let buffer = s.buffers[i % s.buffers.count]
                 try buffer.beginFrame()
+                before(i, s.scene)
                 if moves(i) { s.scene.update(frame) }
                 let age = fast ? (i < chain ? 0 : chain) : 0
                 s.renderer.beginFrame(width: width, height: height, clearColor: s.scene.background, bufferAge: age)
@@ -71,6 +73,7 @@ struct PartialRedrawTests {
                 s.hud.draw(hudValues)
                 s.renderer.endFrame()
                 if fast {
+                    after(i, s.scene)
                     if case .region = s.renderer.redrawn { partialFrames += 1 }
                     if s.renderer.redrawn == .none { skippedFrames += 1 }
                     if s.renderer.usedDepthPass { depthFrames += 1 }
@@ -80,7 +83,13 @@ struct PartialRedrawTests {
             }
             let mismatches = zip(images[0], images[1]).lazy.filter { $0 != $1 }.count
             #expect(mismatches == 0, "frame \(i): \(mismatches) bytes differ (redrawn: \(tested.renderer.redrawn))")
-            if mismatches > 0 { return hidden }
+            if mismatches > 0 {
+                let rows = Set(zip(images[0], images[1]).enumerated().filter { $0.element.0 != $0.element.1 }.map { $0.offset / (Int(width) * 4) })
+                let sample = (tested.scene as? ScrollScene).map { "offset \($0.pixelOffset) drawn \($0.rowCache?.rowsDrawn ?? -1)" } ?? ""
+                let firsts = zip(images[0], images[1]).enumerated().filter { $0.element.0 != $0.element.1 }.prefix(12).map { "\($0.offset % (Int(width) * 4) / 4),\($0.offset / (Int(width) * 4)):c\($0.offset % 4) \($0.element.0)/\($0.element.1)" }
+                Issue.record("rows differing: \(rows.sorted()) \(sample) \(firsts)")
+                return hidden
+            }
         }
         // The run exercised what it claims to: every frame used the depth pass, and still frames
         // were redrawn in part or not at all.
@@ -92,7 +101,7 @@ struct PartialRedrawTests {
     @Test("bounce frames (60 and 2,000 views, HUD) are pixel-exact with the opaque pass and buffer ages 1 to 3",
           arguments: [(60, 1), (60, 2), (2000, 3)])
     func bounce(views: Int, chain: Int) throws {
-        let hidden = try compare(width: 200, height: 150, chain: chain, frames: 48, moves: { $0 % 12 < 8 }) { renderer in
+        let hidden = try compare(width: 200, height: 150, chain: chain, frames: 48, moves: { $0 % 12 < 8 }) { renderer, _ in
             BounceScene(renderer: renderer, views: views, width: 200, height: 150, seed: 7)
         }
         // 2,000 views on 200x150 overlap many times: most are hidden and left out.
@@ -102,10 +111,39 @@ struct PartialRedrawTests {
     @Test("scroll frames (rows moving, then still) are pixel-exact with the opaque pass and buffer ages 1 and 2",
           arguments: [1, 2])
     func scroll(chain: Int) throws {
-        try compare(width: 240, height: 200, chain: chain, frames: 40, moves: { $0 < 30 }) { renderer in
-            let scene = ScrollScene(renderer: renderer, rows: 300, width: 240, height: 200, duration: 0.4,
-                                    curve: .easeInOut)
+        try compare(width: 240, height: 200, chain: chain, frames: 40, moves: { $0 < 30 }) { renderer, _ in
+            ScrollScene(renderer: renderer, rows: 300, width: 240, height: 200, duration: 0.4,
+                        curve: .easeInOut, cachesRows: false)
+        }
+    }
+
+    /// The row cache (ScrollCache) against drawing every row every frame. Both sides draw the list
+    /// at the same offsets: the eased offset (fractional) snapped down to whole pixels, as the
+    /// cache needs. The reference draws every row into a renderer layer, whole, blended in order;
+    /// the tested side draws rows into the cache only as they scroll in, copies it, and adds the
+    /// opaque pass and partial redraw with buffer ages 1 to 3. Scrolls down, then back up (toggled
+    /// mid-scroll), then stands still, with the HUD over the list changing twice a second.
+    @Test("scroll frames drawn through the row cache are pixel-exact (down, back up, still; buffer ages 1 to 3)",
+          arguments: [(0.4, 1), (3.0, 1), (3.0, 2), (3.0, 3), (12.0, 2)])
+    func scrollCache(duration: Double, chain: Int) throws {
+        var partialCacheFrames = 0, copiedOnlyFrames = 0, fractional = 0
+        try compare(width: 240, height: 200, chain: chain, frames: 56, moves: { $0 < 44 },
+                    before: { i, scene in if i == 26 { scene.toggleScroll() } },
+                    after: { _, scene in
+                        guard let scene = scene as? ScrollScene, let cache = scene.rowCache else { return }
+                        if let offset = scene.scrollSample?.offset, offset != offset.rounded(.down) { fractional += 1 }
+                        if cache.rowsDrawn == 0 { copiedOnlyFrames += 1 }
+                        if cache.rowsDrawn > 0 && cache.rowsDrawn < Int(cache.clip.height) { partialCacheFrames += 1 }
+                    }) { renderer, tested in
+            let scene = ScrollScene(renderer: renderer, rows: 300, width: 240, height: 200, duration: duration,
+                                    curve: .easeInOut, cachesRows: tested)
+            #expect(scene.cachesRows == tested)
             return scene
         }
+        // The run exercised the cache: eased offsets between pixels, frames that drew only the rows
+        // scrolled in (the slower scrolls), and frames that only copied (standing still).
+        #expect(fractional > 0)
+        #expect(copiedOnlyFrames > 0)
+        if duration > 1 { #expect(partialCacheFrames > 0) }
     }
 }

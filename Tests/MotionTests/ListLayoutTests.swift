@@ -23,6 +23,20 @@ struct ListLayoutTests {
         #expect(ListLayout(rowCount: 0, rowHeight: 40, viewportHeight: 200).visibleRows(at: 0).isEmpty)
     }
 
+    @Test("rows in a content range: the union of two windows, visibleRows its special case")
+    func rowsInRange() {
+        let layout = ListLayout(rowCount: 1000, rowHeight: 40, viewportHeight: 200)
+        // A window snapped down to whole pixels and the exact one: the rows of either.
+        #expect(layout.rows(from: 39, to: 39.5 + 200) == 0..<6)
+        #expect(layout.rows(from: 40, to: 40.25 + 200) == 1..<7)
+        #expect(layout.rows(from: -5, to: 10) == 0..<1)
+        #expect(layout.rows(from: 39_990, to: 40_100) == 999..<1000)
+        #expect(layout.rows(from: 10, to: 10).isEmpty)
+        for offset in stride(from: 0.0, through: layout.maxOffset, by: 13.7) {
+            #expect(layout.rows(from: offset, to: offset + 200) == layout.visibleRows(at: offset))
+        }
+    }
+
     @Test("during an eased scroll, rows requested each frame are exactly the rows visible at that frame's offset")
     func rowsRequestedPerFrame() {
         let layout = ListLayout(rowCount: 1000, rowHeight: 40, viewportHeight: 480)

@@ -1,0 +1,495 @@
+internal import CGLES
+
+/// A scrolled list's contents cached in a texture, as toolkits scroll: each row is drawn when it
+/// becomes visible or changes, and every frame the cache is copied onto the screen under the
+/// renderer's layers.
+///
+/// The owner adds its contents each frame exactly as it would add them to a clipped renderer layer
+/// (screen pixels, top-left origin), between ``begin(offset:clearColor:)`` and the renderer's
+/// ``Renderer/endFrame()``, together with the scroll offset they were laid out at. The cache
+/// keeps them in content coordinates (the clip's top-left at offset 0), and holds the pixels of
+/// one clip-sized window of the content in a ring texture (content row `y` in ring row
+/// `y mod height`). At ``Renderer/endFrame()`` it draws only
+/// - the content rows that scrolled into the window since the ring was last drawn, and
+/// - the rows of anything that was added, removed or changed since then (compared instance by
+///   instance in content coordinates),
+/// each after clearing its rows, with the renderer's own shaders at exactly the screen positions
+/// and viewport the renderer would draw them at (into a screen-sized scratch texture, so that
+/// the rasteriser computes the very same pixels), and copies those rows into the ring. Then,
+/// after the renderer cleared what it redraws, the window is copied from the ring onto the clip
+/// with `glBlitFramebuffer` (same size, nearest: exact copies), before any layer is drawn. What
+/// the screen shows equals drawing the contents into a layer with that clip as the renderer's
+/// first layer.
+///
+/// Requirements (else the pixels would not be exact): whole-pixel offsets (the owner snaps its
+/// scroll to whole pixels, as toolkits do), a clip on whole pixels, and no earlier layer drawing
+/// under the clip (the cache is drawn over the clear colour only). GLES 3 (`glBlitFramebuffer`):
+/// ``init(renderer:clip:)`` returns nil on GLES 2.
+///
+/// Per frame nothing is allocated once the arrays have grown to the contents' size.
+public final class ScrollCache {
+    public let atlas: GlyphAtlas
+    /// The clip on screen, whole pixels.
+    public private(set) var clip: Rect
+    /// Content rows drawn into the ring by the last ``Renderer/endFrame()`` (0: only copied).
+    public private(set) var rowsDrawn = 0
+
+    private static let rectFloats = 9
+    private static let glyphFloats = 12
+    private static let rectAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (3, 1, 8)]
+    private static let glyphAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (4, 4, 8)]
+
+    private var offset = 0
+    private var clearColor = RGBA(0, 0, 0, 0)
+    /// This frame's contents in content coordinates, and the contents the ring holds.
+    private var rects = ContiguousArray<Float>()
+    private var glyphs = ContiguousArray<Float>()
+    private var ringRects = ContiguousArray<Float>()
+    private var ringGlyphs = ContiguousArray<Float>()
+    /// The offset and clear colour the ring was drawn at; nil: it holds nothing usable.
+    private var ringOffset: Int?
+    private var ringClear = RGBA(0, 0, 0, 0)
+    /// Whether this frame's contents are in the ring (a second endFrame of one frame copies only).
+    private var applied = false
+    /// Instances translated into the ring for one strip (reused).
+    private var strip = ContiguousArray<Float>()
+
+    private let rectProgram: ShaderProgram
+    private let glyphProgram: ShaderProgram
+    private let rectViewport: GLint, rectDepth: GLint
+    private let glyphViewport: GLint, glyphDepth: GLint, glyphAtlasSize: GLint, glyphSampler: GLint
+    private var cornerBuffer: GLuint = 0
+    private var instanceBuffer: GLuint = 0
+    private var atlasTexture: GLuint = 0
+    private var texture: GLuint = 0
+    private var framebuffer: GLuint = 0
+    private var ringWidth: Int32 = 0
+    private var ringHeight: Int32 = 0
+    /// Rows are drawn here first, at their screen positions: screen-sized.
+    private var scratch: GLuint = 0
+    private var scratchFramebuffer: GLuint = 0
+    private var scratchWidth: Int32 = 0
+    private var scratchHeight: Int32 = 0
+
+    /// Makes the cache in the current GL context and puts it under `renderer`'s layers (one cache
+    /// per renderer). Nil on GLES 2 (no framebuffer blits) or when the driver refuses the texture.
+    public init?(renderer: Renderer, clip: Rect) {
+        guard renderer.usesInstancing else { return nil }
+        atlas = renderer.atlas
+        self.clip = clip
+        do {
+            rectProgram = try ShaderProgram(vertex: Shaders.rectVertex(.es300), fragment: Shaders.rectFragment(.es300),
+                                            attributes: Shaders.attributes)
+            glyphProgram = try ShaderProgram(vertex: Shaders.glyphVertex(.es300), fragment: Shaders.glyphFragment(.es300),
+                                             attributes: Shaders.attributes)
+        } catch {
+            return nil
+        }
+        rectViewport = rectProgram.uniform("u_viewport")
+        rectDepth = rectProgram.uniform("u_depth")
+        glyphViewport = glyphProgram.uniform("u_viewport")
+        glyphDepth = glyphProgram.uniform("u_depth")
+        glyphAtlasSize = glyphProgram.uniform("u_atlas_size")
+        glyphSampler = glyphProgram.uniform("u_atlas")
+        let corners: [Float] = [0, 0, 1, 0, 0, 1, 1, 1]
+        glGenBuffers(1, &cornerBuffer)
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
+        glBufferData(GLenum(GL_ARRAY_BUFFER), corners.count * 4, corners, GLenum(GL_STATIC_DRAW))
+        glGenBuffers(1, &instanceBuffer)
+        glGenTextures(1, &atlasTexture)
+        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_ALPHA, atlas.width, atlas.height, 0, GLenum(GL_ALPHA),
+                     GLenum(GL_UNSIGNED_BYTE), atlas.pixels)
+        ScrollCache.nearest()
+        glGenTextures(1, &texture)
+        glGenFramebuffers(1, &framebuffer)
+        glGenTextures(1, &scratch)
+        glGenFramebuffers(1, &scratchFramebuffer)
+        guard resizeRing(), glGetError() == GL_NO_ERROR else {
+            release()
+            return nil
+        }
+        renderer.backdrop = self
+    }
+
+    deinit { release() }
+
+    private func release() {
+        glDeleteBuffers(1, &cornerBuffer)
+        glDeleteBuffers(1, &instanceBuffer)
+        glDeleteTextures(1, &atlasTexture)
+        glDeleteTextures(1, &texture)
+        glDeleteFramebuffers(1, &framebuffer)
+        glDeleteTextures(1, &scratch)
+        glDeleteFramebuffers(1, &scratchFramebuffer)
+        glDeleteProgram(rectProgram.program)
+        glDeleteProgram(glyphProgram.program)
+    }
+
+    private static func nearest() {
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+    }
+
+    /// The clip in whole pixels as the renderer scissors a layer's clip: (x, y, width, height).
+    private var pixelClip: (Int32, Int32, Int32, Int32) {
+        (Int32(clip.x), Int32(clip.y), max(0, Int32(clip.width)), max(0, Int32(clip.height)))
+    }
+
+    /// (Re)allocates the ring for the clip's size; the ring then holds nothing.
+    private func resizeRing() -> Bool {
+        let (_, _, w, h) = pixelClip
+        ringOffset = nil
+        guard w != ringWidth || h != ringHeight else { return true }
+        ringWidth = w
+        ringHeight = h
+        guard w > 0, h > 0 else { return true }
+        return ScrollCache.allocate(texture, framebuffer, w, h, bgraFirst: true)
+    }
+
+    /// Gives `texture` storage of `w`×`h` and attaches it to `framebuffer`.
+    ///
+    /// The ring is BGRA where the driver renders into it: the layout of scanout buffers
+    /// (XRGB8888), so that a software rasteriser copies it onto them row by row (llvmpipe's
+    /// blit takes its copy path only between formats that differ in nothing but an unused alpha)
+    /// instead of sampling it pixel by pixel. The scratch texture, where rows are drawn and
+    /// cleared, is RGBA8 (BGRA only where RGBA8 is refused): llvmpipe's scissored clears of a BGRA
+    /// texture round differently from those of the window (the pixel-exact tests show it).
+    private static func allocate(_ texture: GLuint, _ framebuffer: GLuint, _ w: Int32, _ h: Int32, bgraFirst: Bool) -> Bool {
+        var previous: GLint = 0
+        glGetIntegerv(GLenum(GL_FRAMEBUFFER_BINDING), &previous)
+        defer { glBindFramebuffer(GLenum(GL_FRAMEBUFFER), GLuint(previous)) }
+        glBindTexture(GLenum(GL_TEXTURE_2D), texture)
+        ScrollCache.nearest()
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+        let formats = [(GL_RGBA8, GL_RGBA), (GL_BGRA_EXT, GL_BGRA_EXT)]
+        for (internalFormat, format) in bgraFirst ? formats.reversed() : formats {
+            while glGetError() != GL_NO_ERROR {}
+            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, internalFormat, w, h, 0, GLenum(format), GLenum(GL_UNSIGNED_BYTE), nil)
+            guard glGetError() == GL_NO_ERROR else { continue }
+            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture, 0)
+            if glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER)) == GLenum(GL_FRAMEBUFFER_COMPLETE) { return true }
+        }
+        return false
+    }
+
+    /// Moves the clip (from this frame on); a new size reallocates the ring.
+    public func setClip(_ clip: Rect) {
+        guard clip != self.clip else { return }
+        self.clip = clip
+        if !resizeRing() { ringWidth = 0; ringHeight = 0 }
+    }
+
+    /// Starts this frame's contents, laid out at `offset` (whole pixels) over `clearColor`.
+    public func begin(offset: Int, clearColor: RGBA) {
+        if applied {
+            swap(&rects, &ringRects)
+            swap(&glyphs, &ringGlyphs)
+        }
+        rects.removeAll(keepingCapacity: true)
+        glyphs.removeAll(keepingCapacity: true)
+        self.offset = offset
+        self.clearColor = clearColor
+        applied = false
+    }
+
+    /// Whether a rectangle (screen pixels) shows in the clip.
+    @inline(__always)
+    private func shows(_ x: Float, _ y: Float, _ w: Float, _ h: Float) -> Bool {
+        w > 0 && h > 0 && x < clip.x + clip.width && y < clip.y + clip.height && x + w > clip.x && y + h > clip.y
+    }
+
+    /// A filled rectangle with rounded corners, in screen pixels at this frame's offset (as
+    /// ``Renderer/addRect(_:_:color:cornerRadius:)``).
+    public func addRect(_ rect: Rect, color: RGBA, cornerRadius: Float = 0) {
+        guard shows(rect.x, rect.y, rect.width, rect.height) else { return }
+        rects.append(rect.x - Float(pixelClip.0)); rects.append(rect.y - Float(pixelClip.1) + Float(offset))
+        rects.append(rect.width); rects.append(rect.height)
+        rects.append(color.r); rects.append(color.g); rects.append(color.b); rects.append(color.a)
+        rects.append(cornerRadius)
+    }
+
+    /// ASCII text, in screen pixels at this frame's offset (as
+    /// ``Renderer/addText(_:_:x:baseline:face:color:)``). Returns the advance width.
+    @discardableResult
+    public func addText<C: Collection>(_ text: C, x: Float, baseline: Float, face: Int, color: RGBA) -> Float
+        where C.Element == UInt8 {
+        var pen = x
+        let f = atlas.faces[face]
+        let dx = Float(pixelClip.0), dy = Float(offset) - Float(pixelClip.1)
+        for byte in text {
+            let g = f.glyph(byte)
+            let gx = pen + Float(g.bearingX), gy = baseline - Float(g.bearingY)
+            let w = Float(g.width), h = Float(g.height)
+            if g.width > 0 && g.height > 0 && shows(gx, gy, w, h) {
+                glyphs.append(gx - dx); glyphs.append(gy + dy); glyphs.append(w); glyphs.append(h)
+                glyphs.append(color.r); glyphs.append(color.g); glyphs.append(color.b); glyphs.append(color.a)
+                glyphs.append(Float(g.atlasX)); glyphs.append(Float(g.atlasY)); glyphs.append(w); glyphs.append(h)
+            }
+            pen += Float(g.advance)
+        }
+        return pen - x
+    }
+
+    // MARK: Called by the renderer's endFrame
+
+    /// Content rows [lo, hi) to redraw, at most two runs (reused).
+    private var runs: [(Int, Int)] = [(0, 0), (0, 0)]
+
+    /// Brings the ring up to this frame's contents; returns the screen region whose pixels change
+    /// (nil: none). Leaves the framebuffer bindings as it found them.
+    func prepare(width: Int32, height: Int32) -> Renderer.Bounds? {
+        guard !applied else { return nil }
+        applied = true
+        let (cx, cy, w, h) = pixelClip
+        if width != scratchWidth || height != scratchHeight {
+            scratchWidth = width
+            scratchHeight = height
+            if width <= 0 || height <= 0 || !ScrollCache.allocate(scratch, scratchFramebuffer, width, height, bgraFirst: false) {
+                scratchWidth = 0
+                scratchHeight = 0
+            }
+        }
+        guard w > 0, h > 0, ringWidth == w, ringHeight == h, scratchWidth > 0,
+              cx >= 0, cy >= 0, cx + w <= width, cy + h <= height else {
+            // Nothing to draw (or no storage for it): the clip shows the clear colour.
+            rowsDrawn = 0
+            ringOffset = nil
+            return nil
+        }
+        let window = (offset, offset + Int(h))
+        var count = 0
+        if let old = ringOffset, ringClear == clearColor, abs(old - offset) < Int(h) {
+            // Rows scrolled in, then rows whose contents differ.
+            if offset > old { runs[0] = (old + Int(h), offset + Int(h)); count = 1 }
+            if offset < old { runs[0] = (offset, old); count = 1 }
+            var lo = Float.infinity, hi = -Float.infinity
+            ScrollCache.changedRows(rects, ringRects, stride: ScrollCache.rectFloats, &lo, &hi)
+            ScrollCache.changedRows(glyphs, ringGlyphs, stride: ScrollCache.glyphFloats, &lo, &hi)
+            if lo < hi {
+                let run = (max(window.0, Int(lo.rounded(.down))), min(window.1, Int(hi.rounded(.up))))
+                if run.0 < run.1 {
+                    if count == 1, run.0 <= runs[0].1, run.1 >= runs[0].0 {
+                        runs[0] = (min(run.0, runs[0].0), max(run.1, runs[0].1))
+                    } else {
+                        runs[count] = run; count += 1
+                    }
+                }
+            }
+        } else {
+            runs[0] = window; count = 1
+        }
+        let moved = ringOffset != offset
+        ringOffset = offset
+        ringClear = clearColor
+        rowsDrawn = 0
+        if count > 0 {
+            var drawFramebuffer: GLint = 0, readFramebuffer: GLint = 0
+            glGetIntegerv(GLenum(GL_DRAW_FRAMEBUFFER_BINDING), &drawFramebuffer)
+            glGetIntegerv(GLenum(GL_READ_FRAMEBUFFER_BINDING), &readFramebuffer)
+            glViewport(0, 0, width, height)
+            glDisable(GLenum(GL_DEPTH_TEST))
+            glClearColor(clearColor.r * clearColor.a, clearColor.g * clearColor.a, clearColor.b * clearColor.a, clearColor.a)
+            for k in 0..<count {
+                // The run's rows at their screen positions, into the scratch texture.
+                let s0 = Int32(runs[k].0 - offset) + cy, s1 = Int32(runs[k].1 - offset) + cy
+                glBindFramebuffer(GLenum(GL_FRAMEBUFFER), scratchFramebuffer)
+                glEnable(GLenum(GL_SCISSOR_TEST))
+                glScissor(cx, height - s1, w, s1 - s0)
+                drawStrip(from: runs[k].0, to: runs[k].1, screenTop: cy)
+                glDisable(GLenum(GL_SCISSOR_TEST))
+                // Then into the ring, split where it wraps around.
+                glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), scratchFramebuffer)
+                glBindFramebuffer(GLenum(GL_DRAW_FRAMEBUFFER), framebuffer)
+                var y = runs[k].0
+                while y < runs[k].1 {
+                    let base = ScrollCache.floorDiv(y, Int(h)) * Int(h)
+                    let end = min(runs[k].1, base + Int(h))
+                    let r0 = Int32(y - base), r1 = Int32(end - base)
+                    let t0 = Int32(y - offset) + cy, t1 = Int32(end - offset) + cy
+                    // Mirrored: the ring is stored top row first (see draw(region:height:)).
+                    glBlitFramebuffer(cx, height - t1, cx + w, height - t0, 0, r1, w, r0,
+                                      GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
+                    rowsDrawn += end - y
+                    y = end
+                }
+            }
+            glBindFramebuffer(GLenum(GL_DRAW_FRAMEBUFFER), GLuint(drawFramebuffer))
+            glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), GLuint(readFramebuffer))
+        }
+        // The ring holds this frame's contents now: begin() makes them the reference (a swap).
+        var changed = Renderer.Bounds()
+        if moved {
+            changed.add(Float(cx), Float(cy), Float(w), Float(h))
+        } else if rowsDrawn > 0 {
+            for k in 0..<count {
+                changed.add(Float(cx), Float(cy) + Float(runs[k].0 - offset), Float(w), Float(runs[k].1 - runs[k].0))
+            }
+        }
+        return changed.isEmpty ? nil : changed
+    }
+
+    private static func floorDiv(_ a: Int, _ b: Int) -> Int {
+        a >= 0 ? a / b : -((-a + b - 1) / b)
+    }
+
+    /// The content rows (min y, max y) of the instances of `current` and `previous` not matched
+    /// in the other, matching in order (each match after the one before, as a list's rows are).
+    private static func changedRows(_ current: ContiguousArray<Float>, _ previous: ContiguousArray<Float>, stride: Int,
+                                    _ lo: inout Float, _ hi: inout Float) {
+        current.withUnsafeBufferPointer { c in
+            previous.withUnsafeBufferPointer { p in
+                let n = c.count / stride, m = p.count / stride
+                func note(_ b: UnsafeBufferPointer<Float>, _ i: Int) {
+                    lo = min(lo, b[i * stride + 1]); hi = max(hi, b[i * stride + 1] + b[i * stride + 3])
+                }
+                var cursor = 0
+                for i in 0..<n {
+                    var j = cursor
+                    var found = false
+                    while j < m {
+                        var equal = true
+                        for k in 0..<stride where c[i * stride + k] != p[j * stride + k] { equal = false; break }
+                        if equal { found = true; break }
+                        j += 1
+                    }
+                    if found {
+                        for skipped in cursor..<j { note(p, skipped) }
+                        cursor = j + 1
+                    } else {
+                        note(c, i)
+                    }
+                }
+                for skipped in cursor..<m { note(p, skipped) }
+            }
+        }
+    }
+
+    /// Clears (within the scissor) and draws every instance that reaches content rows [from, to),
+    /// in order, rectangles then glyphs, at their screen positions (the clip's top at `screenTop`).
+    private func drawStrip(from: Int, to: Int, screenTop: Int32) {
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+        glEnable(GLenum(GL_BLEND))
+        glBlendFunc(GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
+        // Content to screen: y − offset + the clip's top, x + the clip's left (exact on whole pixels).
+        let shift = Float(offset) - Float(screenTop), dx = Float(pixelClip.0), y0 = Float(from), y1 = Float(to)
+        if gather(rects, stride: ScrollCache.rectFloats, dx: dx, shift: shift, y0, y1) > 0 {
+            glUseProgram(rectProgram.program)
+            glUniform2f(rectViewport, Float(scratchWidth), Float(scratchHeight))
+            glUniform2f(rectDepth, 0, 0)
+            draw(floats: ScrollCache.rectFloats, attributes: ScrollCache.rectAttributes)
+        }
+        if gather(glyphs, stride: ScrollCache.glyphFloats, dx: dx, shift: shift, y0, y1) > 0 {
+            glUseProgram(glyphProgram.program)
+            glUniform2f(glyphViewport, Float(scratchWidth), Float(scratchHeight))
+            glUniform2f(glyphDepth, 0, 0)
+            glUniform2f(glyphAtlasSize, Float(atlas.width), Float(atlas.height))
+            glActiveTexture(GLenum(GL_TEXTURE0))
+            glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
+            glUniform1i(glyphSampler, 0)
+            draw(floats: ScrollCache.glyphFloats, attributes: ScrollCache.glyphAttributes)
+        }
+    }
+
+    /// Fills ``strip`` with the instances reaching content rows [y0, y1), moved right by `dx`
+    /// and up by `shift`.
+    private func gather(_ data: ContiguousArray<Float>, stride: Int, dx: Float, shift: Float, _ y0: Float, _ y1: Float) -> Int {
+        strip.removeAll(keepingCapacity: true)
+        let n = data.count / stride
+        for i in 0..<n {
+            let b = i * stride
+            let y = data[b + 1], h = data[b + 3]
+            guard y < y1, y + h > y0 else { continue }
+            strip.append(data[b] + dx); strip.append(y - shift)
+            for k in 2..<stride { strip.append(data[b + k]) }
+        }
+        return strip.count / stride
+    }
+
+    private func draw(floats: Int, attributes: [(GLuint, GLint, Int)]) {
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
+        glEnableVertexAttribArray(0)
+        glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), 0, nil)
+        glVertexAttribDivisor(0, 0)
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), instanceBuffer)
+        strip.withUnsafeBytes { raw in
+            glBufferData(GLenum(GL_ARRAY_BUFFER), raw.count, raw.baseAddress, GLenum(GL_STREAM_DRAW))
+        }
+        let stride = GLsizei(floats * 4)
+        for (location, components, first) in attributes {
+            glEnableVertexAttribArray(location)
+            glVertexAttribPointer(location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
+                                  UnsafeRawPointer(bitPattern: first * 4))
+            glVertexAttribDivisor(location, 1)
+        }
+        glDrawArraysInstanced(GLenum(GL_TRIANGLE_STRIP), 0, 4, GLsizei(strip.count / floats))
+        for (location, _, _) in attributes {
+            glVertexAttribDivisor(location, 0)
+            glDisableVertexAttribArray(location)
+        }
+        glDisableVertexAttribArray(0)
+    }
+
+    /// The renderer's clear of what it redraws, `region` (pixels, top-left origin: x0 y0 x1 y1,
+    /// the scissor set to it when `partial`) of a framebuffer `height` pixels high: the window is
+    /// copied onto the clip, and only the rest of the region is cleared (its colour; the depth
+    /// buffer, when in `mask`, everywhere). A software rasteriser clears a scissored region by
+    /// shading it, so the clip is not cleared only to be copied over.
+    func clear(_ mask: GLbitfield, region: (Int32, Int32, Int32, Int32), partial: Bool, height: Int32) {
+        let (cx, cy, w, h) = pixelClip
+        let x0 = max(region.0, cx), x1 = min(region.2, cx + w), y0 = max(region.1, cy), y1 = min(region.3, cy + h)
+        guard ringOffset != nil, ringWidth > 0, ringHeight > 0, x0 < x1, y0 < y1 else {
+            glClear(mask)
+            return
+        }
+        if !partial {
+            glClear(mask)  // whole: the driver's fast clear
+        } else {
+            let depth = mask & GLbitfield(GL_DEPTH_BUFFER_BIT)
+            if depth != 0 { glClear(depth) }
+            // The region less the clip: above, below, left and right of it.
+            func clearColour(_ ax: Int32, _ ay: Int32, _ bx: Int32, _ by: Int32) {
+                guard ax < bx, ay < by else { return }
+                glScissor(ax, height - by, bx - ax, by - ay)
+                glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+            }
+            clearColour(region.0, region.1, region.2, y0)
+            clearColour(region.0, y1, region.2, region.3)
+            clearColour(region.0, y0, x0, y1)
+            clearColour(x1, y0, region.2, y1)
+        }
+        draw(region: (x0, y0, x1, y1), height: height)
+    }
+
+    /// Copies the window onto the screen within `region` (pixels, top-left origin: x0 y0 x1 y1,
+    /// inside the clip) of a framebuffer `height` pixels high.
+    ///
+    /// The ring is stored top row first, as window-system buffers are (a texture's rows are
+    /// bottom first in GL's terms), so this blit, mirrored in GL's terms, is a straight copy for
+    /// the driver: llvmpipe then copies rows with memcpy instead of sampling every pixel with a
+    /// shader (its copy path takes no flip). The rows come into the ring by mirrored blits too.
+    private func draw(region: (Int32, Int32, Int32, Int32), height: Int32) {
+        guard let ringOffset else { return }
+        let (cx, cy, _, h) = pixelClip
+        let x0 = region.0, x1 = region.2
+        var readFramebuffer: GLint = 0
+        glGetIntegerv(GLenum(GL_READ_FRAMEBUFFER_BINDING), &readFramebuffer)
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), framebuffer)
+        glDisable(GLenum(GL_SCISSOR_TEST))
+        // Screen row s shows content row s − cy + offset, in ring row (that) mod h: two pieces.
+        let split = Int32(ringOffset - ScrollCache.floorDiv(ringOffset, Int(h)) * Int(h))  // ring row at the clip's top
+        func copy(screenTop: Int32, screenBottom: Int32, ringTop: Int32) {
+            let s0 = max(screenTop, region.1), s1 = min(screenBottom, region.3)
+            guard s0 < s1 else { return }
+            let r0 = ringTop + (s0 - screenTop), r1 = r0 + (s1 - s0)
+            glBlitFramebuffer(x0 - cx, r1, x1 - cx, r0, x0, height - s1, x1, height - s0,
+                              GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
+        }
+        copy(screenTop: cy, screenBottom: cy + h - split, ringTop: split)
+        copy(screenTop: cy + h - split, screenBottom: cy + h, ringTop: 0)
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), GLuint(readFramebuffer))
+    }
+}
