@@ -7,7 +7,9 @@ import DisplayLinkCore
 /// `timestamp`; each frame then computes `fraction = (targetTimestamp − start) / duration` (the
 /// time the frame being prepared will be seen, not "now") and the offset
 /// `start + (end − start)·curve(fraction)`. At `fraction ≥ 1` it snaps to exactly the end offset
-/// and finishes; a fraction that goes backwards (a clock step) finishes it too.
+/// and finishes; a fraction that goes backwards by more than half a refresh period (a clock step)
+/// finishes it too. A smaller step back (a target predicted a little earlier than the last one,
+/// e.g. when the frames in flight change on a jittery vblank clock) holds the previous offset.
 public struct EasedScroll: Sendable {
     public private(set) var offset: Double
     public private(set) var isAnimating = false
@@ -67,9 +69,15 @@ public struct EasedScroll: Sendable {
         frameCount += 1
         let f = (frame.targetTimestamp - startTime!).seconds / duration
         fraction = f
-        if f >= 1 || f < previousFraction {
+        let tolerance = frame.duration.seconds / 2 / duration
+        if f >= 1 || f < previousFraction - tolerance {
             offset = target
             isAnimating = false
+            return offset
+        }
+        if f < previousFraction {
+            // Prediction jitter, not a clock step: hold the offset (never scroll backwards).
+            fraction = previousFraction
             return offset
         }
         previousFraction = f

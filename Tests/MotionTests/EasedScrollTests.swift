@@ -75,4 +75,29 @@ struct EasedScrollTests {
         #expect(scroll.offset == 500)
         #expect(!scroll.isAnimating)
     }
+
+    @Test("a target a little earlier than the last one (under half a period: prediction jitter) holds the offset and goes on")
+    func jitterHolds() {
+        var scroll = EasedScroll()
+        scroll.scroll(to: 500, duration: 1, curve: .linear)
+        func frame(_ t: Int64, target: Int64) -> DisplayFrame {
+            DisplayFrame(timestamp: MonotonicInstant(nanoseconds: t), targetTimestamp: MonotonicInstant(nanoseconds: target),
+                         duration: Nanoseconds(16_000_000), delta: .zero, sequence: 0, missedFrames: 0,
+                         provenance: .hardwareVBlank, refreshIndex: 0, frameInterval: 1)
+        }
+        scroll.update(frame(0, target: 100_000_000))
+        scroll.update(frame(100_000_000, target: 300_000_000))
+        #expect(scroll.offset == 150)
+        // 200 ns earlier than the last target (seen on vkms in qemu): held, still animating.
+        scroll.update(frame(116_000_000, target: 299_999_800))
+        #expect(scroll.offset == 150)
+        #expect(scroll.isAnimating)
+        scroll.update(frame(132_000_000, target: 400_000_000))
+        #expect(scroll.offset == 200)
+        // 7.9 ms back is still jitter at a 16 ms period; 8.1 ms back is a clock step.
+        scroll.update(frame(148_000_000, target: 392_100_000))
+        #expect(scroll.isAnimating && scroll.offset == 200)
+        scroll.update(frame(164_000_000, target: 391_900_000))
+        #expect(!scroll.isAnimating && scroll.offset == 500)
+    }
 }
