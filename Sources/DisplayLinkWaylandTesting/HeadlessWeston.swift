@@ -182,6 +182,13 @@ public final class HeadlessWeston {
         running.prepareForSignals()
         signal(SIGINT, HeadlessWeston.terminationHandler)
         signal(SIGTERM, HeadlessWeston.terminationHandler)
+        // A mask inherited from the parent (a thread that blocked them, e.g. for a signalfd) would
+        // leave them pending for ever: unblock them on the calling thread.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     private static let terminationHandler: @convention(c) (Int32) -> Void = { signalNumber in

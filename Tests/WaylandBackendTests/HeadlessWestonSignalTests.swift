@@ -60,7 +60,10 @@ struct HeadlessWestonSignalTests {
         kill(process.processIdentifier, SIGTERM)
         deadline = clock.now + .seconds(30)
         while process.isRunning && clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!process.isRunning, "the probe did not end within 30 s of SIGTERM")
+        let signalState = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8))?
+            .split(separator: "\n").filter { $0.hasPrefix("Sig") || $0.hasPrefix("ShdPnd") || $0.hasPrefix("State") }
+            .joined(separator: "; ") ?? ""
+        #expect(!process.isRunning, "the probe did not end within 30 s of SIGTERM: \(signalState)")
         // (Foundation traps on terminationReason while the process runs.)
         guard !process.isRunning else { return }
         #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGTERM,
