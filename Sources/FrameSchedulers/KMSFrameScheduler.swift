@@ -91,6 +91,8 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var lastSequence: UInt64 = 0
     /// How many periods after their expected vblank recent frames appeared.
     public private(set) var lateness = RecentMedian()
+    /// The target of the last callback (targets never go back between callbacks of one run).
+    private var lastTarget: MonotonicInstant?
     /// Stop deciding anything (the display failed).
     public private(set) var hasFailed = false
 
@@ -267,8 +269,23 @@ public struct KMSFrameScheduler: Sendable {
         if let last = lastTimestamp, time < last { followsStall = true }
         if let ran = callbackSequence, sequence <= ran { followsStall = true }
         let timestamp = monotonic(time)
+        var targetTimestamp = target(after: timestamp, periods: periods)
+        if !followsStall, let previous = lastTarget {
+            // Frames are presented in order, one flip per vblank at most: a frame after one that was
+            // flipped is not shown before the vblank after that frame's target, and no frame before
+            // the previous target (a shorter pipeline or a smaller learned lateness would otherwise
+            // move the target back by whole periods, and animations computed for it with it).
+            let earliest = presentedInCallback ? previous + period : previous
+            let p = period.value
+            if targetTimestamp < earliest, p > 0, earliest > timestamp {
+                // Still whole periods after the timestamp: the first such vblank not before it.
+                let (span, overflow) = earliest.nanoseconds.subtractingReportingOverflow(timestamp.nanoseconds)
+                if !overflow, span / p < 64 { targetTimestamp = timestamp + Nanoseconds(p * ((span + p - 1) / p)) }
+            }
+        }
+        lastTarget = targetTimestamp
         let event = RefreshEvent(timestamp: timestamp, sequence: sequence, refreshPeriod: period,
-                                 targetTimestamp: target(after: timestamp, periods: periods),
+                                 targetTimestamp: targetTimestamp,
                                  provenance: .hardwareVBlank, followsStall: followsStall)
         began(timestamp: timestamp, sequence: sequence, periods: periods, refreshIndex: refreshIndex, now: now)
         return event
@@ -300,6 +317,7 @@ public struct KMSFrameScheduler: Sendable {
     /// delta, the kernel's sequence taken up again without invented misses). Lateness learned
     /// before stays. Before the first mode set there is nothing to forget: the next frame sets it.
     public mutating func sessionResumed() {
+        lastTarget = nil
         flipping = nil
         held = nil
         pending = nil

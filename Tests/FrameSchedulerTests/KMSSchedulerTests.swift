@@ -433,6 +433,11 @@ struct KMSSchedulerTests {
             var last: UInt64?
             for (i, e) in events.enumerated() {
                 if i > 0 { #expect(e.timestamp >= events[i - 1].timestamp) }
+                if i > 0, !e.followsStall, let target = e.targetTimestamp, let before = events[i - 1].targetTimestamp {
+                    // Animations computed for the target never go back (EasedScroll ended a scroll
+                    // on vkms when a smaller learned lateness moved a target back by two periods).
+                    #expect(target >= before, "event \(i): target \(target.nanoseconds) after \(before.nanoseconds)")
+                }
                 let ahead = (e.targetTimestamp ?? e.timestamp) - e.timestamp
                 #expect(ahead > .zero && ahead.value % period.value == 0)
                 if let seq = e.sequence {
