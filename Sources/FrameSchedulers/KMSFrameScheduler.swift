@@ -271,16 +271,16 @@ public struct KMSFrameScheduler: Sendable {
         let timestamp = monotonic(time)
         var targetTimestamp = target(after: timestamp, periods: periods)
         if !followsStall, let previous = lastTarget {
-            // Frames are presented in order, one flip per vblank at most: a frame after one that was
-            // flipped is not shown before the vblank after that frame's target, and no frame before
-            // the previous target (a shorter pipeline or a smaller learned lateness would otherwise
-            // move the target back by whole periods, and animations computed for it with it).
-            let earliest = presentedInCallback ? previous + period : previous
+            // A target more than half a period before the previous one (a shorter pipeline or a
+            // smaller learned lateness moved it back by whole periods, and animations computed
+            // for it with it) is moved to the vblank nearest the previous target: never back by
+            // half a period or more, and never running ahead (not `previous + period`: consecutive
+            // callbacks may aim at one vblank, the later frame replacing the held one).
             let p = period.value
-            if targetTimestamp < earliest, p > 0, earliest > timestamp {
-                // Still whole periods after the timestamp: the first such vblank not before it.
-                let (span, overflow) = earliest.nanoseconds.subtractingReportingOverflow(timestamp.nanoseconds)
-                if !overflow, span / p < 64 { targetTimestamp = timestamp + Nanoseconds(p * ((span + p - 1) / p)) }
+            if p > 0, targetTimestamp.nanoseconds &+ p / 2 < previous.nanoseconds, previous > timestamp {
+                let (span, overflow) = previous.nanoseconds.subtractingReportingOverflow(timestamp.nanoseconds)
+                let nearest = overflow ? 0 : (span + p / 2) / p
+                if nearest >= 1 && nearest < 64 { targetTimestamp = timestamp + Nanoseconds(p * nearest) }
             }
         }
         lastTarget = targetTimestamp
