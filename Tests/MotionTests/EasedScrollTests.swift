@@ -63,11 +63,6 @@ struct EasedScrollTests {
     func backwardsFinishes() {
         var scroll = EasedScroll()
         scroll.scroll(to: 500, duration: 1, curve: .linear)
-        func frame(_ t: Int64, target: Int64) -> DisplayFrame {
-            DisplayFrame(timestamp: MonotonicInstant(nanoseconds: t), targetTimestamp: MonotonicInstant(nanoseconds: target),
-                         duration: Nanoseconds(16_000_000), delta: .zero, sequence: 0, missedFrames: 0,
-                         provenance: .hardwareVBlank, refreshIndex: 0, frameInterval: 1)
-        }
         scroll.update(frame(0, target: 100_000_000))
         scroll.update(frame(100_000_000, target: 300_000_000))
         #expect(scroll.offset == 150)
@@ -80,11 +75,6 @@ struct EasedScrollTests {
     func jitterHolds() {
         var scroll = EasedScroll()
         scroll.scroll(to: 500, duration: 1, curve: .linear)
-        func frame(_ t: Int64, target: Int64) -> DisplayFrame {
-            DisplayFrame(timestamp: MonotonicInstant(nanoseconds: t), targetTimestamp: MonotonicInstant(nanoseconds: target),
-                         duration: Nanoseconds(16_000_000), delta: .zero, sequence: 0, missedFrames: 0,
-                         provenance: .hardwareVBlank, refreshIndex: 0, frameInterval: 1)
-        }
         scroll.update(frame(0, target: 100_000_000))
         scroll.update(frame(100_000_000, target: 300_000_000))
         #expect(scroll.offset == 150)
@@ -100,4 +90,11 @@ struct EasedScrollTests {
         scroll.update(frame(164_000_000, target: 391_900_000))
         #expect(!scroll.isAnimating && scroll.offset == 500)
     }
+}
+
+/// A frame at `t` aiming at `target` (ns), 16 ms period.
+private func frame(_ t: Int64, target: Int64) -> DisplayFrame {
+    DisplayFrame(timestamp: MonotonicInstant(nanoseconds: t), targetTimestamp: MonotonicInstant(nanoseconds: target),
+                 duration: Nanoseconds(16_000_000), delta: .zero, sequence: 0, missedFrames: 0,
+                 provenance: .hardwareVBlank, refreshIndex: 0, frameInterval: 1)
 }
