@@ -73,10 +73,9 @@ public final class Renderer {
         var retained = false
         /// Drawn into a texture of its own when it changes, composited from it (``Renderer/setCached(_:_:)``).
         var cached = false
-        /// The cached layer's texture and framebuffer (0: not made yet), the size they were made at,
-        /// and whether the texture holds the layer's current contents.
-        var cacheTexture: GLuint = 0
-        var cacheFramebuffer: GLuint = 0
+        /// The cached layer's texture and framebuffer (not made until needed), the size they were
+        /// made at, and whether the texture holds the layer's current contents.
+        var cache = RenderTarget()
         var cacheSize: (Int32, Int32) = (0, 0)
         var cacheValid = false
 
@@ -166,32 +165,21 @@ public final class Renderer {
     /// Drawn under every layer, into what each frame redraws, in place of the clear (set by ``ScrollCache``).
     var backdrop: ScrollCache?
 
-    private static let rectFloats = 9    // x y w h r g b a radius
-    private static let glyphFloats = 12  // x y w h r g b a u v uw vh
+    private static let rectFloats = RectGlyphPrograms.rectFloats
+    private static let glyphFloats = RectGlyphPrograms.glyphFloats
     private static let opaqueFloats = 8  // x y w h r g b index
     /// Frames of damage kept for buffer ages (a buffer older than this is redrawn whole).
     private static let historyLength = 8
 
     private var layers: [Layer] = []
     private var warmUpLayer: LayerID?
-    private let rectProgram: ShaderProgram
-    private let glyphProgram: ShaderProgram
+    private let programs: RectGlyphPrograms
     private let opaqueProgram: ShaderProgram
     private let compositeProgram: ShaderProgram
-    private let compositeViewport: GLint
-    private let compositeDepth: GLint
     private let compositeRect: GLint
     private let compositeSampler: GLint
-    private let rectViewport: GLint
-    private let glyphViewport: GLint
-    private let opaqueViewport: GLint
-    private let rectDepth: GLint
-    private let glyphDepth: GLint
-    private let opaqueDepth: GLint
-    private let glyphAtlasSize: GLint
-    private let glyphSampler: GLint
-    private var cornerBuffer: GLuint = 0
-    private var atlasTexture: GLuint = 0
+    private let cornerBuffer: GLuint
+    private let atlasTexture: GLuint
     private var expanded = ContiguousArray<Float>()
     private var width: Int32 = 0
     private var height: Int32 = 0
@@ -213,57 +201,27 @@ public final class Renderer {
         self.atlas = atlas
         usesInstancing = glesMajorVersion >= 3
         let dialect: Shaders.Dialect = usesInstancing ? .es300 : .es100
-        rectProgram = try ShaderProgram(vertex: Shaders.rectVertex(dialect), fragment: Shaders.rectFragment(dialect),
-                                        attributes: Shaders.attributes)
-        glyphProgram = try ShaderProgram(vertex: Shaders.glyphVertex(dialect), fragment: Shaders.glyphFragment(dialect),
-                                         attributes: Shaders.attributes)
-        opaqueProgram = try ShaderProgram(vertex: Shaders.opaqueVertex(dialect), fragment: Shaders.opaqueFragment(dialect),
-                                          attributes: Shaders.attributes)
-        compositeProgram = try ShaderProgram(vertex: Shaders.compositeVertex(dialect), fragment: Shaders.compositeFragment(dialect),
-                                             attributes: Shaders.attributes)
-        compositeViewport = compositeProgram.uniform("u_viewport")
-        compositeDepth = compositeProgram.uniform("u_depth")
+        programs = try RectGlyphPrograms(dialect)
+        opaqueProgram = try ShaderProgram(dialect, vertex: Shaders.opaqueVertex, fragment: Shaders.opaqueFragment)
+        compositeProgram = try ShaderProgram(dialect, vertex: Shaders.compositeVertex, fragment: Shaders.compositeFragment)
         compositeRect = compositeProgram.uniform("u_rect")
         compositeSampler = compositeProgram.uniform("u_layer")
-        rectViewport = rectProgram.uniform("u_viewport")
-        glyphViewport = glyphProgram.uniform("u_viewport")
-        opaqueViewport = opaqueProgram.uniform("u_viewport")
-        rectDepth = rectProgram.uniform("u_depth")
-        glyphDepth = glyphProgram.uniform("u_depth")
-        opaqueDepth = opaqueProgram.uniform("u_depth")
-        glyphAtlasSize = glyphProgram.uniform("u_atlas_size")
-        glyphSampler = glyphProgram.uniform("u_atlas")
-
-        let corners: [Float] = [0, 0, 1, 0, 0, 1, 1, 1]
-        glGenBuffers(1, &cornerBuffer)
-        glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
-        glBufferData(GLenum(GL_ARRAY_BUFFER), corners.count * 4, corners, GLenum(GL_STATIC_DRAW))
-
-        glGenTextures(1, &atlasTexture)
-        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
-        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_ALPHA, atlas.width, atlas.height, 0, GLenum(GL_ALPHA),
-                     GLenum(GL_UNSIGNED_BYTE), atlas.pixels)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+        cornerBuffer = GLResources.makeCornerBuffer()
+        atlasTexture = GLResources.uploadAtlas(atlas)
         let status = glGetError()
         guard status == GL_NO_ERROR else { throw GLError(message: "renderer set-up failed (GL error 0x\(String(status, radix: 16)))") }
     }
 
     deinit {
-        for layer in layers {
+        for var layer in layers {
             var buffers = [layer.rectBuffer, layer.glyphBuffer, layer.opaqueBuffer]
             glDeleteBuffers(3, &buffers)
-            var framebuffer = layer.cacheFramebuffer, texture = layer.cacheTexture
-            if framebuffer != 0 { glDeleteFramebuffers(1, &framebuffer) }
-            if texture != 0 { glDeleteTextures(1, &texture) }
+            layer.cache.delete()
         }
+        var cornerBuffer = cornerBuffer, atlasTexture = atlasTexture
         glDeleteBuffers(1, &cornerBuffer)
         glDeleteTextures(1, &atlasTexture)
-        glDeleteProgram(rectProgram.program)
-        glDeleteProgram(glyphProgram.program)
+        programs.delete()
         glDeleteProgram(opaqueProgram.program)
         glDeleteProgram(compositeProgram.program)
     }
@@ -704,23 +662,7 @@ public final class Renderer {
     /// when the size changed). A layer whose framebuffer the driver cannot use is drawn directly.
     private func prepareCacheTargets() {
         for i in layers.indices where layers[i].cached && layers[i].cacheSize != (width, height) {
-            var previous: GLint = 0
-            glGetIntegerv(GLenum(GL_FRAMEBUFFER_BINDING), &previous)
-            if layers[i].cacheTexture == 0 {
-                glGenTextures(1, &layers[i].cacheTexture)
-                glGenFramebuffers(1, &layers[i].cacheFramebuffer)
-            }
-            glBindTexture(GLenum(GL_TEXTURE_2D), layers[i].cacheTexture)
-            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_RGBA, width, height, 0, GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
-            glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
-            glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
-            glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
-            glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), layers[i].cacheFramebuffer)
-            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D),
-                                   layers[i].cacheTexture, 0)
-            let complete = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER)) == GLenum(GL_FRAMEBUFFER_COMPLETE)
-            glBindFramebuffer(GLenum(GL_FRAMEBUFFER), GLuint(previous))
+            let complete = layers[i].cache.allocate(width: width, height: height, formats: Renderer.cacheFormats)
             layers[i].cacheSize = (width, height)
             layers[i].cacheValid = false
             if !complete { layers[i].cached = false }
@@ -731,7 +673,7 @@ public final class Renderer {
     private func renderCache(layer i: Int) {
         var previous: GLint = 0
         glGetIntegerv(GLenum(GL_FRAMEBUFFER_BINDING), &previous)
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), layers[i].cacheFramebuffer)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), layers[i].cache.framebuffer)
         glViewport(0, 0, width, height)
         glDisable(GLenum(GL_SCISSOR_TEST))
         glDisable(GLenum(GL_DEPTH_TEST))
@@ -751,12 +693,10 @@ public final class Renderer {
     /// Composites cached layer `i` from its texture: one quad over its bounds (whole pixels).
     private func drawComposite(layer i: Int, depthStep: Float) {
         guard let (x0, y0, x1, y1) = pixelRegion(layers[i].bounds) else { return }
-        glUseProgram(compositeProgram.program)
-        glUniform2f(compositeViewport, Float(width), Float(height))
-        glUniform2f(compositeDepth, Float(layers[i].depthBase), depthStep)
+        compositeProgram.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
         glUniform4f(compositeRect, Float(x0), Float(y0), Float(x1 - x0), Float(y1 - y0))
         glActiveTexture(GLenum(GL_TEXTURE0))
-        glBindTexture(GLenum(GL_TEXTURE_2D), layers[i].cacheTexture)
+        glBindTexture(GLenum(GL_TEXTURE_2D), layers[i].cache.texture)
         glUniform1i(compositeSampler, 0)
         glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
         glEnableVertexAttribArray(0)
@@ -799,9 +739,7 @@ public final class Renderer {
         if layers[i].opaqueStale { layOutOpaque(layer: i) }
         let count = layers[i].opaque.count / Renderer.opaqueFloats
         guard count > 0 else { layers[i].opaqueStale = false; return }
-        glUseProgram(opaqueProgram.program)
-        glUniform2f(opaqueViewport, Float(width), Float(height))
-        glUniform2f(opaqueDepth, Float(layers[i].depthBase), depthStep)
+        opaqueProgram.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
         draw(data: layers[i].opaque, count: count, floats: Renderer.opaqueFloats, buffer: layers[i].opaqueBuffer,
              upload: layers[i].opaqueStale, attributes: Renderer.opaqueAttributes)
         layers[i].opaqueStale = false
@@ -813,9 +751,7 @@ public final class Renderer {
         let data = layers[i].visible
         let count = data.count / Renderer.rectFloats
         guard count > 0 else { layers[i].rectsStale = false; return }
-        glUseProgram(rectProgram.program)
-        glUniform2f(rectViewport, Float(width), Float(height))
-        glUniform2f(rectDepth, Float(layers[i].depthBase), depthStep)
+        programs.rect.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
         draw(data: data, count: count, floats: Renderer.rectFloats, buffer: layers[i].rectBuffer, upload: layers[i].rectsStale,
              attributes: Renderer.rectAttributes)
         layers[i].rectsStale = false
@@ -825,13 +761,9 @@ public final class Renderer {
         let data = layers[i].glyphs
         let count = data.count / Renderer.glyphFloats
         guard count > 0 else { layers[i].glyphsStale = false; return }
-        glUseProgram(glyphProgram.program)
-        glUniform2f(glyphViewport, Float(width), Float(height))
-        glUniform2f(glyphDepth, Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep)
-        glUniform2f(glyphAtlasSize, Float(atlas.width), Float(atlas.height))
-        glActiveTexture(GLenum(GL_TEXTURE0))
-        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
-        glUniform1i(glyphSampler, 0)
+        programs.useGlyphs(viewport: (Float(width), Float(height)),
+                           depth: (Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep),
+                           atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
         draw(data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: layers[i].glyphsStale,
              attributes: Renderer.glyphAttributes)
         layers[i].glyphsStale = false
@@ -839,9 +771,11 @@ public final class Renderer {
 
     /// Per-instance attribute layouts: (location, components, first float). Static, so drawing
     /// builds no arrays per frame.
-    private static let rectAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (3, 1, 8)]
-    private static let glyphAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (4, 4, 8)]
+    private static let rectAttributes = RectGlyphPrograms.rectAttributes
+    private static let glyphAttributes = RectGlyphPrograms.glyphAttributes
     private static let opaqueAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4)]
+    /// A cached layer's texture format (internal format, format): unsized RGBA, which GLES 2 takes too.
+    private static let cacheFormats: [(GLint, GLint)] = [(GL_RGBA, GL_RGBA)]
     /// The six corners of the two triangles of an expanded (GLES 2) instance.
     private static let triangleCorners: [(Float, Float)] = [(0, 0), (1, 0), (0, 1), (0, 1), (1, 0), (1, 1)]
 
@@ -850,26 +784,9 @@ public final class Renderer {
     private func draw(data: ContiguousArray<Float>, count: Int, floats: Int, buffer: GLuint, upload: Bool,
                       attributes: [(GLuint, GLint, Int)]) {
         if usesInstancing {
-            glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
-            glEnableVertexAttribArray(0)
-            glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), 0, nil)
-            glVertexAttribDivisor(0, 0)
-            glBindBuffer(GLenum(GL_ARRAY_BUFFER), buffer)
-            if upload {
-                data.withUnsafeBytes { raw in
-                    glBufferData(GLenum(GL_ARRAY_BUFFER), raw.count, raw.baseAddress, GLenum(GL_STREAM_DRAW))
-                }
-                uploads += 1
-            }
-            let stride = GLsizei(floats * 4)
-            for (location, components, first) in attributes {
-                glEnableVertexAttribArray(location)
-                glVertexAttribPointer(location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
-                                      UnsafeRawPointer(bitPattern: first * 4))
-                glVertexAttribDivisor(location, 1)
-            }
-            glDrawArraysInstanced(GLenum(GL_TRIANGLE_STRIP), 0, 4, GLsizei(count))
-            for (location, _, _) in attributes { glVertexAttribDivisor(location, 0) }
+            GLResources.drawInstanced(count: count, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
+                                      instanceBuffer: buffer, upload: upload ? data : nil)
+            if upload { uploads += 1 }
         } else {
             // Six vertices per instance: corner (2 floats) followed by the instance's floats.
             let vertexFloats = 2 + floats
@@ -883,9 +800,7 @@ public final class Renderer {
                         for k in 0..<floats { expanded.append(data[base + k]) }
                     }
                 }
-                expanded.withUnsafeBytes { raw in
-                    glBufferData(GLenum(GL_ARRAY_BUFFER), raw.count, raw.baseAddress, GLenum(GL_STREAM_DRAW))
-                }
+                GLResources.stream(expanded)
                 uploads += 1
             }
             let stride = GLsizei(vertexFloats * 4)
@@ -897,9 +812,9 @@ public final class Renderer {
                                       UnsafeRawPointer(bitPattern: (2 + first) * 4))
             }
             glDrawArrays(GLenum(GL_TRIANGLES), 0, GLsizei(count * 6))
+            glDisableVertexAttribArray(0)
+            for (location, _, _) in attributes { glDisableVertexAttribArray(location) }
         }
-        glDisableVertexAttribArray(0)
-        for (location, _, _) in attributes { glDisableVertexAttribArray(location) }
         drawCalls += 1
     }
 

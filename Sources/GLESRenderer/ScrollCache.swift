@@ -34,10 +34,17 @@ public final class ScrollCache {
     /// Content rows drawn into the ring by the last ``Renderer/endFrame()`` (0: only copied).
     public private(set) var rowsDrawn = 0
 
-    private static let rectFloats = 9
-    private static let glyphFloats = 12
-    private static let rectAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (3, 1, 8)]
-    private static let glyphAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (4, 4, 8)]
+    private static let rectFloats = RectGlyphPrograms.rectFloats
+    private static let glyphFloats = RectGlyphPrograms.glyphFloats
+    /// The textures' formats, the first the driver takes and renders to (``RenderTarget``). The
+    /// ring is BGRA where the driver renders into it: the layout of scanout buffers (XRGB8888),
+    /// so that a software rasteriser copies it onto them row by row (llvmpipe's blit takes its
+    /// copy path only between formats that differ in nothing but an unused alpha) instead of
+    /// sampling it pixel by pixel. The scratch texture, where rows are drawn and cleared, is
+    /// RGBA8 (BGRA only where RGBA8 is refused): llvmpipe's scissored clears of a BGRA texture
+    /// round differently from those of the window (the pixel-exact tests show it).
+    private static let ringFormats: [(GLint, GLint)] = [(GL_BGRA_EXT, GL_BGRA_EXT), (GL_RGBA8, GL_RGBA)]
+    private static let scratchFormats: [(GLint, GLint)] = [(GL_RGBA8, GL_RGBA), (GL_BGRA_EXT, GL_BGRA_EXT)]
 
     private var offset = 0
     private var clearColor = RGBA(0, 0, 0, 0)
@@ -54,20 +61,15 @@ public final class ScrollCache {
     /// Instances translated into the ring for one strip (reused).
     private var strip = ContiguousArray<Float>()
 
-    private let rectProgram: ShaderProgram
-    private let glyphProgram: ShaderProgram
-    private let rectViewport: GLint, rectDepth: GLint
-    private let glyphViewport: GLint, glyphDepth: GLint, glyphAtlasSize: GLint, glyphSampler: GLint
-    private var cornerBuffer: GLuint = 0
+    private let programs: RectGlyphPrograms
+    private let cornerBuffer: GLuint
     private var instanceBuffer: GLuint = 0
-    private var atlasTexture: GLuint = 0
-    private var texture: GLuint = 0
-    private var framebuffer: GLuint = 0
+    private let atlasTexture: GLuint
+    private var ring = RenderTarget()
     private var ringWidth: Int32 = 0
     private var ringHeight: Int32 = 0
     /// Rows are drawn here first, at their screen positions: screen-sized.
-    private var scratch: GLuint = 0
-    private var scratchFramebuffer: GLuint = 0
+    private var scratch = RenderTarget()
     private var scratchWidth: Int32 = 0
     private var scratchHeight: Int32 = 0
 
@@ -78,34 +80,13 @@ public final class ScrollCache {
         atlas = renderer.atlas
         self.clip = clip
         do {
-            rectProgram = try ShaderProgram(vertex: Shaders.rectVertex(.es300), fragment: Shaders.rectFragment(.es300),
-                                            attributes: Shaders.attributes)
-            glyphProgram = try ShaderProgram(vertex: Shaders.glyphVertex(.es300), fragment: Shaders.glyphFragment(.es300),
-                                             attributes: Shaders.attributes)
+            programs = try RectGlyphPrograms(.es300)
         } catch {
             return nil
         }
-        rectViewport = rectProgram.uniform("u_viewport")
-        rectDepth = rectProgram.uniform("u_depth")
-        glyphViewport = glyphProgram.uniform("u_viewport")
-        glyphDepth = glyphProgram.uniform("u_depth")
-        glyphAtlasSize = glyphProgram.uniform("u_atlas_size")
-        glyphSampler = glyphProgram.uniform("u_atlas")
-        let corners: [Float] = [0, 0, 1, 0, 0, 1, 1, 1]
-        glGenBuffers(1, &cornerBuffer)
-        glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
-        glBufferData(GLenum(GL_ARRAY_BUFFER), corners.count * 4, corners, GLenum(GL_STATIC_DRAW))
+        cornerBuffer = GLResources.makeCornerBuffer()
         glGenBuffers(1, &instanceBuffer)
-        glGenTextures(1, &atlasTexture)
-        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
-        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_ALPHA, atlas.width, atlas.height, 0, GLenum(GL_ALPHA),
-                     GLenum(GL_UNSIGNED_BYTE), atlas.pixels)
-        ScrollCache.nearest()
-        glGenTextures(1, &texture)
-        glGenFramebuffers(1, &framebuffer)
-        glGenTextures(1, &scratch)
-        glGenFramebuffers(1, &scratchFramebuffer)
+        atlasTexture = GLResources.uploadAtlas(atlas)
         guard resizeRing(), glGetError() == GL_NO_ERROR else {
             release()
             return nil
@@ -116,22 +97,13 @@ public final class ScrollCache {
     deinit { release() }
 
     private func release() {
+        var cornerBuffer = cornerBuffer, atlasTexture = atlasTexture
         glDeleteBuffers(1, &cornerBuffer)
         glDeleteBuffers(1, &instanceBuffer)
         glDeleteTextures(1, &atlasTexture)
-        glDeleteTextures(1, &texture)
-        glDeleteFramebuffers(1, &framebuffer)
-        glDeleteTextures(1, &scratch)
-        glDeleteFramebuffers(1, &scratchFramebuffer)
-        glDeleteProgram(rectProgram.program)
-        glDeleteProgram(glyphProgram.program)
-    }
-
-    private static func nearest() {
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+        ring.delete()
+        scratch.delete()
+        programs.delete()
     }
 
     /// The clip in whole pixels as the renderer scissors a layer's clip: (x, y, width, height).
@@ -147,33 +119,7 @@ public final class ScrollCache {
         ringWidth = w
         ringHeight = h
         guard w > 0, h > 0 else { return true }
-        return ScrollCache.allocate(texture, framebuffer, w, h, bgraFirst: true)
-    }
-
-    /// Gives `texture` storage of `w`×`h` and attaches it to `framebuffer`.
-    ///
-    /// The ring is BGRA where the driver renders into it: the layout of scanout buffers
-    /// (XRGB8888), so that a software rasteriser copies it onto them row by row (llvmpipe's
-    /// blit takes its copy path only between formats that differ in nothing but an unused alpha)
-    /// instead of sampling it pixel by pixel. The scratch texture, where rows are drawn and
-    /// cleared, is RGBA8 (BGRA only where RGBA8 is refused): llvmpipe's scissored clears of a BGRA
-    /// texture round differently from those of the window (the pixel-exact tests show it).
-    private static func allocate(_ texture: GLuint, _ framebuffer: GLuint, _ w: Int32, _ h: Int32, bgraFirst: Bool) -> Bool {
-        var previous: GLint = 0
-        glGetIntegerv(GLenum(GL_FRAMEBUFFER_BINDING), &previous)
-        defer { glBindFramebuffer(GLenum(GL_FRAMEBUFFER), GLuint(previous)) }
-        glBindTexture(GLenum(GL_TEXTURE_2D), texture)
-        ScrollCache.nearest()
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
-        let formats = [(GL_RGBA8, GL_RGBA), (GL_BGRA_EXT, GL_BGRA_EXT)]
-        for (internalFormat, format) in bgraFirst ? formats.reversed() : formats {
-            while glGetError() != GL_NO_ERROR {}
-            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, internalFormat, w, h, 0, GLenum(format), GLenum(GL_UNSIGNED_BYTE), nil)
-            guard glGetError() == GL_NO_ERROR else { continue }
-            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture, 0)
-            if glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER)) == GLenum(GL_FRAMEBUFFER_COMPLETE) { return true }
-        }
-        return false
+        return ring.allocate(width: w, height: h, formats: ScrollCache.ringFormats)
     }
 
     /// Moves the clip (from this frame on); a new size reallocates the ring.
@@ -248,7 +194,7 @@ public final class ScrollCache {
         if width != scratchWidth || height != scratchHeight {
             scratchWidth = width
             scratchHeight = height
-            if width <= 0 || height <= 0 || !ScrollCache.allocate(scratch, scratchFramebuffer, width, height, bgraFirst: false) {
+            if width <= 0 || height <= 0 || !scratch.allocate(width: width, height: height, formats: ScrollCache.scratchFormats) {
                 scratchWidth = 0
                 scratchHeight = 0
             }
@@ -296,14 +242,14 @@ public final class ScrollCache {
             for k in 0..<count {
                 // The run's rows at their screen positions, into the scratch texture.
                 let s0 = Int32(runs[k].0 - offset) + cy, s1 = Int32(runs[k].1 - offset) + cy
-                glBindFramebuffer(GLenum(GL_FRAMEBUFFER), scratchFramebuffer)
+                glBindFramebuffer(GLenum(GL_FRAMEBUFFER), scratch.framebuffer)
                 glEnable(GLenum(GL_SCISSOR_TEST))
                 glScissor(cx, height - s1, w, s1 - s0)
                 drawStrip(from: runs[k].0, to: runs[k].1, screenTop: cy)
                 glDisable(GLenum(GL_SCISSOR_TEST))
                 // Then into the ring, split where it wraps around.
-                glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), scratchFramebuffer)
-                glBindFramebuffer(GLenum(GL_DRAW_FRAMEBUFFER), framebuffer)
+                glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), scratch.framebuffer)
+                glBindFramebuffer(GLenum(GL_DRAW_FRAMEBUFFER), ring.framebuffer)
                 var y = runs[k].0
                 while y < runs[k].1 {
                     let base = ScrollCache.floorDiv(y, Int(h)) * Int(h)
@@ -377,20 +323,13 @@ public final class ScrollCache {
         // Content to screen: y − offset + the clip's top, x + the clip's left (exact on whole pixels).
         let shift = Float(offset) - Float(screenTop), dx = Float(pixelClip.0), y0 = Float(from), y1 = Float(to)
         if gather(rects, stride: ScrollCache.rectFloats, dx: dx, shift: shift, y0, y1) > 0 {
-            glUseProgram(rectProgram.program)
-            glUniform2f(rectViewport, Float(scratchWidth), Float(scratchHeight))
-            glUniform2f(rectDepth, 0, 0)
-            draw(floats: ScrollCache.rectFloats, attributes: ScrollCache.rectAttributes)
+            programs.rect.use(viewport: (Float(scratchWidth), Float(scratchHeight)), depth: (0, 0))
+            draw(floats: ScrollCache.rectFloats, attributes: RectGlyphPrograms.rectAttributes)
         }
         if gather(glyphs, stride: ScrollCache.glyphFloats, dx: dx, shift: shift, y0, y1) > 0 {
-            glUseProgram(glyphProgram.program)
-            glUniform2f(glyphViewport, Float(scratchWidth), Float(scratchHeight))
-            glUniform2f(glyphDepth, 0, 0)
-            glUniform2f(glyphAtlasSize, Float(atlas.width), Float(atlas.height))
-            glActiveTexture(GLenum(GL_TEXTURE0))
-            glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
-            glUniform1i(glyphSampler, 0)
-            draw(floats: ScrollCache.glyphFloats, attributes: ScrollCache.glyphAttributes)
+            programs.useGlyphs(viewport: (Float(scratchWidth), Float(scratchHeight)), depth: (0, 0),
+                               atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+            draw(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
         }
     }
 
@@ -410,27 +349,8 @@ public final class ScrollCache {
     }
 
     private func draw(floats: Int, attributes: [(GLuint, GLint, Int)]) {
-        glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
-        glEnableVertexAttribArray(0)
-        glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), 0, nil)
-        glVertexAttribDivisor(0, 0)
-        glBindBuffer(GLenum(GL_ARRAY_BUFFER), instanceBuffer)
-        strip.withUnsafeBytes { raw in
-            glBufferData(GLenum(GL_ARRAY_BUFFER), raw.count, raw.baseAddress, GLenum(GL_STREAM_DRAW))
-        }
-        let stride = GLsizei(floats * 4)
-        for (location, components, first) in attributes {
-            glEnableVertexAttribArray(location)
-            glVertexAttribPointer(location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
-                                  UnsafeRawPointer(bitPattern: first * 4))
-            glVertexAttribDivisor(location, 1)
-        }
-        glDrawArraysInstanced(GLenum(GL_TRIANGLE_STRIP), 0, 4, GLsizei(strip.count / floats))
-        for (location, _, _) in attributes {
-            glVertexAttribDivisor(location, 0)
-            glDisableVertexAttribArray(location)
-        }
-        glDisableVertexAttribArray(0)
+        GLResources.drawInstanced(count: strip.count / floats, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
+                                  instanceBuffer: instanceBuffer, upload: strip)
     }
 
     /// The renderer's clear of what it redraws, `region` (pixels, top-left origin: x0 y0 x1 y1,
@@ -477,7 +397,7 @@ public final class ScrollCache {
         let x0 = region.0, x1 = region.2
         var readFramebuffer: GLint = 0
         glGetIntegerv(GLenum(GL_READ_FRAMEBUFFER_BINDING), &readFramebuffer)
-        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), framebuffer)
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), ring.framebuffer)
         glDisable(GLenum(GL_SCISSOR_TEST))
         // Screen row s shows content row s − cy + offset, in ring row (that) mod h: two pieces.
         let split = Int32(ringOffset - ScrollCache.floorDiv(ringOffset, Int(h)) * Int(h))  // ring row at the clip's top

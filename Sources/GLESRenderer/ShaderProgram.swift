@@ -9,6 +9,15 @@ public struct GLError: Error, CustomStringConvertible, Sendable {
 /// A linked program with its attribute and uniform locations looked up once.
 struct ShaderProgram {
     let program: GLuint
+    /// The locations of `u_viewport` and `u_depth`, which every vertex shader of ``Shaders`` has
+    /// (``Shaders/vertexHeader(_:)``).
+    let viewport: GLint
+    let depth: GLint
+
+    /// One of ``Shaders``' pairs in `dialect`, its attributes at ``Shaders/attributes``' locations.
+    init(_ dialect: Shaders.Dialect, vertex: (Shaders.Dialect) -> String, fragment: (Shaders.Dialect) -> String) throws(GLError) {
+        try self.init(vertex: vertex(dialect), fragment: fragment(dialect), attributes: Shaders.attributes)
+    }
 
     init(vertex: String, fragment: String, attributes: [String]) throws(GLError) {
         let vs = try ShaderProgram.compile(GLenum(GL_VERTEX_SHADER), vertex)
@@ -28,9 +37,20 @@ struct ShaderProgram {
             glDeleteProgram(program)
             throw GLError(message: "shader link failed: \(log)")
         }
+        viewport = glGetUniformLocation(program, "u_viewport")
+        depth = glGetUniformLocation(program, "u_depth")
     }
 
     func uniform(_ name: String) -> GLint { glGetUniformLocation(program, name) }
+
+    /// Uses the program for a viewport of `viewport` pixels and `depth` (the draw's first
+    /// instance's index, the clip-space step between instances; see ``Shaders/vertexHeader(_:)``).
+    @inline(__always)
+    func use(viewport size: (Float, Float), depth: (Float, Float)) {
+        glUseProgram(program)
+        glUniform2f(viewport, size.0, size.1)
+        glUniform2f(self.depth, depth.0, depth.1)
+    }
 
     private static func compile(_ kind: GLenum, _ source: String) throws(GLError) -> GLuint {
         let shader = glCreateShader(kind)

@@ -1,0 +1,151 @@
+internal import CGLES
+
+// The GL objects and draw set-up that ``Renderer`` and ``ScrollCache`` share: the scroll cache
+// draws its rows with the renderer's own shaders, quad and atlas, so that the pixels are the same.
+
+/// The rectangle and glyph programs with the glyphs' atlas uniforms, looked up once, and how a
+/// draw sets them (the same calls in the renderer's layers and the scroll cache's rows).
+struct RectGlyphPrograms {
+    /// Floats per instance: rectangles x y w h r g b a radius, glyphs x y w h r g b a u v uw vh.
+    static let rectFloats = 9
+    static let glyphFloats = 12
+    /// Their per-instance attribute layouts: (location, components, first float). Static, so
+    /// drawing builds no arrays per frame.
+    static let rectAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (3, 1, 8)]
+    static let glyphAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4), (4, 4, 8)]
+
+    let rect: ShaderProgram
+    let glyph: ShaderProgram
+    private let glyphAtlasSize: GLint
+    private let glyphSampler: GLint
+
+    init(_ dialect: Shaders.Dialect) throws(GLError) {
+        rect = try ShaderProgram(dialect, vertex: Shaders.rectVertex, fragment: Shaders.rectFragment)
+        glyph = try ShaderProgram(dialect, vertex: Shaders.glyphVertex, fragment: Shaders.glyphFragment)
+        glyphAtlasSize = glyph.uniform("u_atlas_size")
+        glyphSampler = glyph.uniform("u_atlas")
+    }
+
+    func delete() {
+        glDeleteProgram(rect.program)
+        glDeleteProgram(glyph.program)
+    }
+
+    /// Uses the glyph program (as ``ShaderProgram/use(viewport:depth:)``), sampling `atlasTexture`
+    /// (of `atlasSize` pixels) on unit 0.
+    @inline(__always)
+    func useGlyphs(viewport: (Float, Float), depth: (Float, Float), atlasSize: (Float, Float), atlasTexture: GLuint) {
+        glyph.use(viewport: viewport, depth: depth)
+        glUniform2f(glyphAtlasSize, atlasSize.0, atlasSize.1)
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
+        glUniform1i(glyphSampler, 0)
+    }
+}
+
+/// A colour texture and a framebuffer that draws into it (a cached layer's; the scroll cache's
+/// ring and scratch rows), made the first time it is given storage.
+struct RenderTarget {
+    private(set) var texture: GLuint = 0
+    private(set) var framebuffer: GLuint = 0
+
+    /// Gives the texture storage of `width`×`height` in the first of `formats` (internal format,
+    /// format; unsigned bytes) that the driver takes and can render to, nearest and clamped, and
+    /// attaches it to the framebuffer. False when no format does. Leaves `GL_FRAMEBUFFER` bound as
+    /// it found it (and the texture bound to `GL_TEXTURE_2D`); GL errors pending before are dropped.
+    mutating func allocate(width: Int32, height: Int32, formats: [(GLint, GLint)]) -> Bool {
+        if texture == 0 {
+            glGenTextures(1, &texture)
+            glGenFramebuffers(1, &framebuffer)
+        }
+        var previous: GLint = 0
+        glGetIntegerv(GLenum(GL_FRAMEBUFFER_BINDING), &previous)
+        defer { glBindFramebuffer(GLenum(GL_FRAMEBUFFER), GLuint(previous)) }
+        glBindTexture(GLenum(GL_TEXTURE_2D), texture)
+        GLResources.setNearestClamped()
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+        for (internalFormat, format) in formats {
+            while glGetError() != GL_NO_ERROR {}
+            glTexImage2D(GLenum(GL_TEXTURE_2D), 0, internalFormat, width, height, 0, GLenum(format), GLenum(GL_UNSIGNED_BYTE), nil)
+            guard glGetError() == GL_NO_ERROR else { continue }
+            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture, 0)
+            if glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER)) == GLenum(GL_FRAMEBUFFER_COMPLETE) { return true }
+        }
+        return false
+    }
+
+    /// Deletes the texture and framebuffer (if they were made).
+    mutating func delete() {
+        if framebuffer != 0 { glDeleteFramebuffers(1, &framebuffer) }
+        if texture != 0 { glDeleteTextures(1, &texture) }
+        framebuffer = 0
+        texture = 0
+    }
+}
+
+/// Buffers and textures made alike, and the instanced draw of the unit quad.
+enum GLResources {
+    /// The unit quad's corners (0,0) (1,0) (0,1) (1,1), a triangle strip, in a static buffer.
+    static func makeCornerBuffer() -> GLuint {
+        var buffer: GLuint = 0
+        let corners: [Float] = [0, 0, 1, 0, 0, 1, 1, 1]
+        glGenBuffers(1, &buffer)
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), buffer)
+        glBufferData(GLenum(GL_ARRAY_BUFFER), corners.count * 4, corners, GLenum(GL_STATIC_DRAW))
+        return buffer
+    }
+
+    /// `atlas` uploaded as an alpha texture, nearest and clamped (left bound to `GL_TEXTURE_2D`).
+    static func uploadAtlas(_ atlas: GlyphAtlas) -> GLuint {
+        var texture: GLuint = 0
+        glGenTextures(1, &texture)
+        glBindTexture(GLenum(GL_TEXTURE_2D), texture)
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_ALPHA, atlas.width, atlas.height, 0, GLenum(GL_ALPHA),
+                     GLenum(GL_UNSIGNED_BYTE), atlas.pixels)
+        setNearestClamped()
+        return texture
+    }
+
+    /// Nearest filtering and clamping to the edges for the texture bound to `GL_TEXTURE_2D`:
+    /// its pixels are sampled as they are.
+    static func setNearestClamped() {
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+    }
+
+    /// Replaces the bound `GL_ARRAY_BUFFER`'s contents with `data` (streamed: drawn once or a few times).
+    @inline(__always)
+    static func stream(_ data: ContiguousArray<Float>) {
+        data.withUnsafeBytes { raw in
+            glBufferData(GLenum(GL_ARRAY_BUFFER), raw.count, raw.baseAddress, GLenum(GL_STREAM_DRAW))
+        }
+    }
+
+    /// Draws `count` instances of the unit quad (GLES 3): attribute 0 the corner from
+    /// `cornerBuffer`, and each of `attributes` (location, components, first float) per instance
+    /// from `instanceBuffer`, `floats` floats an instance; `upload`, when given, is streamed into
+    /// `instanceBuffer` first. Leaves the attributes disabled and their divisors 0.
+    static func drawInstanced(count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], cornerBuffer: GLuint,
+                              instanceBuffer: GLuint, upload: ContiguousArray<Float>?) {
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
+        glEnableVertexAttribArray(0)
+        glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), 0, nil)
+        glVertexAttribDivisor(0, 0)
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), instanceBuffer)
+        if let upload { stream(upload) }
+        let stride = GLsizei(floats * 4)
+        for (location, components, first) in attributes {
+            glEnableVertexAttribArray(location)
+            glVertexAttribPointer(location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
+                                  UnsafeRawPointer(bitPattern: first * 4))
+            glVertexAttribDivisor(location, 1)
+        }
+        glDrawArraysInstanced(GLenum(GL_TRIANGLE_STRIP), 0, 4, GLsizei(count))
+        for (location, _, _) in attributes { glVertexAttribDivisor(location, 0) }
+        glDisableVertexAttribArray(0)
+        for (location, _, _) in attributes { glDisableVertexAttribArray(location) }
+    }
+}
