@@ -59,36 +59,39 @@ struct EasedScrollTests {
         link.invalidate()
     }
 
-    @Test("a fraction that goes backwards finishes the scroll at its end")
-    func backwardsFinishes() {
-        var scroll = EasedScroll()
-        scroll.scroll(to: 500, duration: 1, curve: .linear)
-        scroll.update(frame(0, target: 100_000_000))
-        scroll.update(frame(100_000_000, target: 300_000_000))
-        #expect(scroll.offset == 150)
-        scroll.update(frame(200_000_000, target: 200_000_000))
-        #expect(scroll.offset == 500)
-        #expect(!scroll.isAnimating)
+    /// A frame at `t` aiming at `target` (ns, 16 ms period), then the offset and whether the scroll
+    /// is still animating.
+    struct Step: Sendable {
+        var t: Int64, target: Int64, offset: Double, animating: Bool
+        init(_ t: Int64, target: Int64, _ offset: Double, animating: Bool) {
+            self.t = t; self.target = target; self.offset = offset; self.animating = animating
+        }
     }
 
-    @Test("a target a little earlier than the last one (under half a period: prediction jitter) holds the offset and goes on")
-    func jitterHolds() {
+    /// After two frames of a linear 500 px scroll over 1 s (the second aiming at 0.2 s: offset 150),
+    /// a target earlier than the last one.
+    @Test("a target earlier than the last one: a fraction that goes backwards finishes the scroll at its end; a little earlier (under half a period: prediction jitter) holds the offset and goes on",
+          arguments: [
+              // Backwards by 100 ms: finished at its end.
+              [Step(200_000_000, target: 200_000_000, 500, animating: false)],
+              // 200 ns earlier than the last target (seen on vkms in qemu): held, still animating.
+              [Step(116_000_000, target: 299_999_800, 150, animating: true),
+               Step(132_000_000, target: 400_000_000, 200, animating: true),
+               // 7.9 ms back is still jitter at a 16 ms period; 8.1 ms back is a clock step.
+               Step(148_000_000, target: 392_100_000, 200, animating: true),
+               Step(164_000_000, target: 391_900_000, 500, animating: false)],
+          ])
+    func earlierTarget(_ steps: [Step]) {
         var scroll = EasedScroll()
         scroll.scroll(to: 500, duration: 1, curve: .linear)
         scroll.update(frame(0, target: 100_000_000))
         scroll.update(frame(100_000_000, target: 300_000_000))
         #expect(scroll.offset == 150)
-        // 200 ns earlier than the last target (seen on vkms in qemu): held, still animating.
-        scroll.update(frame(116_000_000, target: 299_999_800))
-        #expect(scroll.offset == 150)
-        #expect(scroll.isAnimating)
-        scroll.update(frame(132_000_000, target: 400_000_000))
-        #expect(scroll.offset == 200)
-        // 7.9 ms back is still jitter at a 16 ms period; 8.1 ms back is a clock step.
-        scroll.update(frame(148_000_000, target: 392_100_000))
-        #expect(scroll.isAnimating && scroll.offset == 200)
-        scroll.update(frame(164_000_000, target: 391_900_000))
-        #expect(!scroll.isAnimating && scroll.offset == 500)
+        for step in steps {
+            scroll.update(frame(step.t, target: step.target))
+            #expect(scroll.offset == step.offset, "\(step)")
+            #expect(scroll.isAnimating == step.animating, "\(step)")
+        }
     }
 }
 
