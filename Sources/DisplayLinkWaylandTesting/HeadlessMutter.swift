@@ -64,6 +64,16 @@ public final class HeadlessMutter {
         return .success(path)
     }
 
+    /// mutter 48 from the cached Debian 13 root (``trixieRoot()``) with these virtual monitors,
+    /// started and waited for as ``init(flavor:monitors:)`` does. Throws ``LaunchError/noRoot(_:)``
+    /// naming why when there is no usable root (so a test that needs it fails, never passes silently).
+    public static func mutter48(monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) throws -> HeadlessMutter {
+        switch trixieRoot() {
+        case .success(let root): return try HeadlessMutter(flavor: .root(root), monitors: monitors)
+        case .failure(let reason): throw reason
+        }
+    }
+
     /// The layout number of `Scripts/trixie-root` (the root's directory is `root-<layout>`).
     public static let trixieRootLayout = 1
 

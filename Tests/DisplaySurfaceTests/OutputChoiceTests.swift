@@ -26,14 +26,7 @@ struct OutputChoiceTests {
 
     @Test("Options.waylandOutput: an unknown name fails the open naming the outputs there are; each named output gets the fullscreen window at its size")
     func fullscreenOnNamedOutput() async throws {
-        let root: String
-        switch HeadlessMutter.trixieRoot() {
-        case .success(let path): root = path
-        case .failure(let reason):
-            Issue.record("mutter 48 cannot run here: \(reason) — make test builds the root with Scripts/trixie-root build")
-            return
-        }
-        let mutter = try HeadlessMutter(flavor: .root(root), monitors: OutputChoiceTests.monitors)
+        let mutter = try HeadlessMutter.mutter48(monitors: OutputChoiceTests.monitors)
         defer { mutter.stop() }
 
         // An unknown name: a typed error with the names the compositor has.

@@ -20,14 +20,7 @@ struct MutterOutputTests {
 
     @Test("mutter 48, a 60 Hz and a 30 Hz monitor: fullscreen on the other output moves the window there, and from the first callback after the change the link's duration is that output's period")
     func fullscreenOnAnotherOutput() async throws {
-        let root: String
-        switch HeadlessMutter.trixieRoot() {
-        case .success(let path): root = path
-        case .failure(let reason):
-            Issue.record("mutter 48 cannot run here: \(reason) — make test builds the root with Scripts/trixie-root build")
-            return
-        }
-        let mutter = try HeadlessMutter(flavor: .root(root), monitors: [
+        let mutter = try HeadlessMutter.mutter48(monitors: [
             .init(width: 640, height: 480, refreshRate: 60),
             .init(width: 640, height: 480, refreshRate: 30),
         ])

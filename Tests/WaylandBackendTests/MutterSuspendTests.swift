@@ -54,7 +54,7 @@ final class CoverWindow {
 struct MutterSuspendTests {
     @Test("mutter 48: a window covered by an opaque fullscreen window is suspended (no callbacks, no requests, no watchdog), and when uncovered resumes with a zero delta")
     func coveredSuspendsAndUncoveredResumes() async throws {
-        guard let mutter = try MutterTimingTests.mutter48() else { return }
+        let mutter = try HeadlessMutter.mutter48()
         defer { mutter.stop() }
         let client = try PacedClient(socket: mutter.socketPath)
         // Every change of the state, with the number of callbacks so far (the source's own handler

@@ -9,19 +9,9 @@ import WaylandBackend
 @MainActor
 @Suite("Wayland timing protocols under a real mutter", .serialized)
 struct MutterTimingTests {
-    /// mutter 48 in the cached root, or the reason there is none (a recorded issue, never a silent pass).
-    static func mutter48() throws -> HeadlessMutter? {
-        switch HeadlessMutter.trixieRoot() {
-        case .success(let root): return try HeadlessMutter(flavor: .root(root))
-        case .failure(let reason):
-            Issue.record("mutter 48 cannot run here: \(reason) — make test builds the root with Scripts/trixie-root build")
-            return nil
-        }
-    }
-
     @Test("mutter 48: presentation 2, fifo and xdg_wm_base 6 bound (commit timing bound, turned off by configuration); frames paced by feedback with flags")
     func protocolsBound() async throws {
-        guard let mutter = try Self.mutter48() else { return }
+        let mutter = try HeadlessMutter.mutter48()
         defer { mutter.stop() }
         let client = try PacedClient(socket: mutter.socketPath, configuration: .init(usesCommitTiming: false))
         #expect(client.connection.hasPresentationTime)
@@ -47,7 +37,7 @@ struct MutterTimingTests {
 
     @Test("mutter 48 with the default options (commit timing on, falling back if held): frames keep being presented (the link never freezes), and every presented timed frame obeys the 1 ms bound")
     func defaultOptionsNeverFreeze() async throws {
-        guard let mutter = try Self.mutter48() else { return }
+        let mutter = try HeadlessMutter.mutter48()
         defer { mutter.stop() }
         // No companion window: once the map animation ends nothing else repaints the headless
         // stage, so mutter 48 holds timed commits (see WaylandFrameSource.Configuration); the
@@ -63,12 +53,7 @@ struct MutterTimingTests {
         #expect(flowing, "frames stopped: \(client.presentedTimes.count) presented, \(client.frames.count) callbacks, \(client.source.timedCommitCount) timed commits, fell back: \(client.source.isCommitTimingFallenBack); mutter log:\n\(mutter.readLog())")
         #expect(client.swapError == nil)
         #expect(client.source.timedCommitCount > 0)
-        var checked = 0
-        for feedback in client.feedback {
-            guard case .presented(let at, _) = feedback.outcome, let target = feedback.commitTarget else { continue }
-            #expect(at.nanoseconds >= target.nanoseconds - 1_000_000, "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target")
-            checked += 1
-        }
+        let checked = checkCommitTargets(client)
         if client.source.isCommitTimingFallenBack {
             // Observable: not listed as in use any more; exactly one release commit; no timed
             // commit after it (the release itself aside).
@@ -91,7 +76,7 @@ struct MutterTimingTests {
 
     @Test("mutter 48 with commit timing kept (no fallback) and an untimed companion window: each drawn frame after the first presentation carries a commit target, and none is presented more than 1 ms before it")
     func commitTiming() async throws {
-        guard let mutter = try Self.mutter48() else { return }
+        let mutter = try HeadlessMutter.mutter48()
         defer { mutter.stop() }
         // mutter 48 applies a timed commit only in a stage frame whose target time has reached the
         // commit's (on_before_update in src/wayland/meta-wayland.c). On a headless virtual monitor
@@ -101,15 +86,9 @@ struct MutterTimingTests {
         // system uptime away: a timed commit made while the stage is idle waits until something
         // else repaints. The window's map animation repaints for its first frames (all of them,
         // or none on a loaded host); here a second, untimed window repaints every refresh, as
-        // anything animating on a desktop does, so the stage keeps ticking. It is untimed, and
-        // larger than the client so the client never covers it (an obscured window is not repainted).
-        let companion = try PacedClient(socket: mutter.socketPath, size: 400, configuration: .init(usesCommitTiming: false))
-        companion.start()
-        let companionRuns = await wait(upTo: .seconds(60)) { !companion.presentedTimes.isEmpty }
-        #expect(companionRuns, "the untimed companion window was never presented; mutter log:\n\(mutter.readLog())")
-        // Timed commits throughout (no fallback): the companion keeps the stage ticking.
-        let client = try PacedClient(socket: mutter.socketPath,
-                                     configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: false))
+        // anything animating on a desktop does, so the stage keeps ticking; the client's commits are
+        // timed throughout (no fallback).
+        let (client, companion) = try await timedClientWithCompanion(mutter)
         #expect(client.source.usesCommitTiming)
         client.start()
         let timedPresented = {
@@ -147,16 +126,9 @@ struct MutterTimingTests {
 
     @Test("mutter 48, a link at 30 Hz with timed commits kept (a larger untimed companion window keeps the stage ticking): frames flow, and no frame, strided or not, is presented more than 1 ms before its commit target")
     func halfRateTimedCommits() async throws {
-        guard let mutter = try Self.mutter48() else { return }
+        let mutter = try HeadlessMutter.mutter48()
         defer { mutter.stop() }
-        // The companion is larger than the client, so the client never covers it (an obscured
-        // window is not repainted, and the stage would go idle again).
-        let companion = try PacedClient(socket: mutter.socketPath, size: 400, configuration: .init(usesCommitTiming: false))
-        companion.start()
-        let companionRuns = await wait(upTo: .seconds(60)) { !companion.presentedTimes.isEmpty }
-        #expect(companionRuns, "the untimed companion window was never presented; mutter log:\n\(mutter.readLog())")
-        let client = try PacedClient(socket: mutter.socketPath,
-                                     configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: false))
+        let (client, companion) = try await timedClientWithCompanion(mutter)
         client.start()
         client.link?.preferredFramesPerSecond = 30
         // Whether commits get strided depends on the rate mutter presents at here (a loaded host
@@ -169,18 +141,43 @@ struct MutterTimingTests {
         #expect(flowing, "\(client.frames.count) link callbacks of \(refreshes) refreshes; mutter log:\n\(mutter.readLog())")
         #expect(client.swapError == nil)
         #expect(companion.swapError == nil)
+        let checked = checkCommitTargets(client)
+        print("[mutter 48, 30 Hz link, timed commits kept] \(client.frames.count) link callbacks of \(refreshes) refreshes; \(client.source.stridedRefreshCount) strided (from refresh \(client.source.firstStridedRefreshIndex.map(String.init) ?? "none")); striding dropped: \(client.source.scheduler.isStridingUseless); timed frames presented and checked: \(checked)")
+    }
+
+    /// A larger untimed companion window, started and presented once, and a client (not started)
+    /// whose commits are timed throughout (no fallback). mutter 48 applies a held timed commit
+    /// only in a stage frame (see commitTiming()); the companion repaints every refresh, so the
+    /// stage keeps ticking. It is larger than the client, so the client never covers it (an
+    /// obscured window is not repainted, and the stage would go idle again).
+    func timedClientWithCompanion(_ mutter: HeadlessMutter,
+                                  sourceLocation: SourceLocation = #_sourceLocation) async throws -> (PacedClient, PacedClient) {
+        let companion = try PacedClient(socket: mutter.socketPath, size: 400, configuration: .init(usesCommitTiming: false))
+        companion.start()
+        let companionRuns = await wait(upTo: .seconds(60)) { !companion.presentedTimes.isEmpty }
+        #expect(companionRuns, "the untimed companion window was never presented; mutter log:\n\(mutter.readLog())",
+                sourceLocation: sourceLocation)
+        let client = try PacedClient(socket: mutter.socketPath,
+                                     configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: false))
+        return (client, companion)
+    }
+
+    /// Checks that no presented timed frame of `client` was presented more than 1 ms before its
+    /// commit target; returns how many were checked.
+    func checkCommitTargets(_ client: PacedClient, sourceLocation: SourceLocation = #_sourceLocation) -> Int {
         var checked = 0
         for feedback in client.feedback {
             guard case .presented(let at, _) = feedback.outcome, let target = feedback.commitTarget else { continue }
-            #expect(at.nanoseconds >= target.nanoseconds - 1_000_000, "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target")
+            #expect(at.nanoseconds >= target.nanoseconds - 1_000_000, "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target",
+                    sourceLocation: sourceLocation)
             checked += 1
         }
-        print("[mutter 48, 30 Hz link, timed commits kept] \(client.frames.count) link callbacks of \(refreshes) refreshes; \(client.source.stridedRefreshCount) strided (from refresh \(client.source.firstStridedRefreshIndex.map(String.init) ?? "none")); striding dropped: \(client.source.scheduler.isStridingUseless); timed frames presented and checked: \(checked)")
+        return checked
     }
 
     @Test("mutter 48: minimised → suspended at once: no requests, no timer (resuming cannot be driven: xdg-shell has no request to unminimise)")
     func suspended() async throws {
-        guard let mutter = try Self.mutter48() else { return }
+        let mutter = try HeadlessMutter.mutter48()
         defer { mutter.stop() }
         let client = try PacedClient(socket: mutter.socketPath)
         client.start(stallPolicy: .zeroDelta)
