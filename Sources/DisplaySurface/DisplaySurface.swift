@@ -21,13 +21,15 @@ import WaylandBackend
 ///     try? surface.present()
 /// }
 /// DisplaySurface.installSignalHandlers()        // optional: SIGINT/SIGTERM restore the display
-/// dispatchMain()
+/// DisplaySurface.runMainLoop()                  // or dispatchMain()
 /// ```
 ///
 /// - The surface is the links' ``FrameSource``: Wayland frame callbacks with presentation
 ///   feedback, or page-flip events with the vblank's time.
-/// - Threads: on Linux `dispatchMain()` serves the main queue from pool threads, and a GL context
-///   is current per thread. ``beginFrame()`` binds the context to the calling thread and
+/// - Threads: ``runMainLoop()`` serves the main queue on the main thread and reads Wayland events
+///   there (one thread wake-up per batch of events); on Linux `dispatchMain()` serves the main
+///   queue from pool threads instead, after libdispatch's event thread saw the socket readable. A
+///   GL context is current per thread. ``beginFrame()`` binds the context to the calling thread and
 ///   ``present(damage:)`` releases it, so a frame may run on any thread; a context bound outside
 ///   a frame (setting up) must be released before the main queue moves on: ``prepare(draw:)``
 ///   and ``releaseContext()`` do that.
@@ -139,6 +141,7 @@ public final class DisplaySurface: FrameSource {
             throw .noDisplay(tried: [])  // not reached
         }
         DisplaySurface.openSurfaces.append(WeakSurface(self))
+        DisplaySurface.surfacesGeneration += 1
     }
 
     isolated deinit {
@@ -377,6 +380,7 @@ public final class DisplaySurface: FrameSource {
             self.display = nil
         }
         DisplaySurface.openSurfaces.removeAll { $0.surface == nil || $0.surface === self }
+        DisplaySurface.surfacesGeneration += 1
         let handlers = closeHandlers
         closeHandlers.removeAll()
         for handler in handlers { handler() }

@@ -33,6 +33,7 @@ extension DisplaySurface {
     public static func closeAll() {
         for entry in openSurfaces.reversed() { entry.surface?.close() }
         openSurfaces.removeAll()
+        surfacesGeneration += 1
     }
 
     private static func terminate(signal signalNumber: Int32) {

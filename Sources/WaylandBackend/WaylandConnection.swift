@@ -249,6 +249,33 @@ public final class WaylandConnection {
         source.resume()
     }
 
+    /// Whether the dispatch read source is suspended because a run loop on this thread reads the
+    /// socket itself (``beginDirectReading()``).
+    private var readSourceSuspended = false
+
+    /// The connection's socket, for a run loop that polls it (``beginDirectReading()``).
+    public var fileDescriptor: Int32 { wl_display_get_fd(display) }
+
+    /// From now on the caller's loop polls ``fileDescriptor`` on this thread and calls
+    /// ``readEvents()`` when it is readable (or hung up); the dispatch read source is suspended.
+    public func beginDirectReading() {
+        guard let readSource, !readSourceSuspended, error == nil else { return }
+        readSource.suspend()
+        readSourceSuspended = true
+    }
+
+    /// Gives the socket back to the dispatch read source.
+    public func endDirectReading() {
+        guard let readSource, readSourceSuspended else { return }
+        readSourceSuspended = false
+        readSource.resume()
+    }
+
+    /// Reads and dispatches what the socket holds (a loop's poll found it readable).
+    public func readEvents() {
+        socketReadable()
+    }
+
     private func socketReadable() {
         guard error == nil else { return }
         wakeupCount += 1
@@ -323,6 +350,7 @@ public final class WaylandConnection {
         guard error == nil else { return }
         let failure = readFailure()
         error = failure
+        endDirectReading()
         readSource?.cancel()
         writeSource?.cancel()
         writeSource = nil
@@ -353,6 +381,7 @@ public final class WaylandConnection {
         writeSource?.cancel()
         writeSource = nil
         let display = self.display
+        endDirectReading()  // a suspended source never runs its cancel handler
         if let readSource {
             // The fd belongs to the display: close it only once the read source has let go.
             nonisolated(unsafe) let display = display

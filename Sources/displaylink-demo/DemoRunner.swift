@@ -55,7 +55,8 @@ final class DemoRunner {
         hud = HUDOverlay(renderer: renderer)
         // Warm-up frames, drawn and finished but never presented (the surface does it: shader
         // variants built now, on DRM every scan-out buffer registered); returns with the
-        // context released, so frames bind it on whichever thread runs them after dispatchMain().
+        // context released; frames bind it on the thread that runs them (the main thread, in
+        // DisplaySurface.runMainLoop()).
         let (scene, hud, renderer, showsHUD) = (self.scene, self.hud, self.renderer, options.hud)
         let (width, height) = (surface.width, surface.height)
         try surface.prepare {
@@ -140,7 +141,7 @@ final class DemoRunner {
         runner.start()
         // Swift may end a value's lifetime at its last use; the runner must live while the main
         // queue runs (release builds otherwise free it, and with it the link's target).
-        withExtendedLifetime(runner) { dispatchMain() }
+        withExtendedLifetime(runner) { DisplaySurface.runMainLoop() }
     }
 
     func start() {

@@ -43,6 +43,9 @@ final class App: DisplayUpdateReceiver {
     let frameLimit: Int
     var frames: [DisplayFrame] = []
     var recycled = 0, offScreen = 0
+    /// Frames that ran on another thread than the main one (DisplaySurface.runMainLoop() runs them there).
+    var offMainThread = 0
+    let mainThread = pthread_self()
 
     init(frames: Int) throws {
         frameLimit = frames
@@ -80,6 +83,7 @@ final class App: DisplayUpdateReceiver {
             print("MovingViews: \(error)")
             exit(1)
         }
+        if pthread_equal(pthread_self(), mainThread) == 0 { offMainThread += 1 }
         frames.append(frame)
         if frames.count == frameLimit { finish() }
     }
@@ -91,11 +95,13 @@ final class App: DisplayUpdateReceiver {
         let moved = frames.reduce(0) { $0 + $1.deltaTime }
         // The seed's promise: the views move by delta time, which starts at zero and never runs
         // backwards, and no view is left off screen (it is recycled in the frame it leaves).
-        let ok = first.deltaTime == 0 && frames.allSatisfy { $0.deltaTime >= 0 } && offScreen == 0
+        // Every frame ran on the main thread (runMainLoop() below serves the main queue there).
+        let ok = first.deltaTime == 0 && frames.allSatisfy { $0.deltaTime >= 0 } && offScreen == 0 && offMainThread == 0
         print("MovingViews: \(frames.count) frames on \(surface.backend), timestamps \(seconds(first.timestamp.seconds))"
               + "…\(seconds(last.timestamp.seconds)) s (\(last.provenance.rawValue)), \(views.count) views moved "
               + "\(seconds(moved)) s, \(recycled) recycled; check "
-              + (ok ? "ok (first delta 0, deltas ≥ 0, none left off screen)" : "FAILED (\(offScreen) views off screen)"))
+              + (ok ? "ok (first delta 0, deltas ≥ 0, none left off screen, all on the main thread)"
+                 : "FAILED (\(offScreen) views off screen, \(offMainThread) frames off the main thread)"))
         exit(ok ? 0 : 1)
     }
 }
@@ -110,7 +116,8 @@ if let i = CommandLine.arguments.firstIndex(of: "--frames"), i + 1 < CommandLine
 DisplaySurface.installSignalHandlers()  // Ctrl-C, SIGTERM: close the surface (KMS: the console's mode back)
 do {
     let app = try App(frames: frameLimit)
-    withExtendedLifetime(app) { dispatchMain() }
+    // The main queue and the display's events on this thread (dispatchMain() would do too).
+    withExtendedLifetime(app) { DisplaySurface.runMainLoop() }
 } catch {
     print("MovingViews: \(error)")
     exit(1)
