@@ -58,7 +58,8 @@ struct MutterSuspendTests {
         defer { mutter.stop() }
         // Fullscreen, configured at the output's size but not mapped (no buffer yet): mutter hides
         // the window at once and suspends it SUSPEND_HIDDEN_TIMEOUT_S later (a window first
-        // configured 0×0 gets no such configure). Waited for as an event, at any speed.
+        // configured 0×0 got no such configure here: mutter sends state changes only after a
+        // sized configure). Waited for as an event, at any speed.
         let client = try PacedClient(socket: mutter.socketPath, fullscreen: true)
         let suspended = await wait(upTo: .seconds(60)) { client.window.isSuspended }
         #expect(suspended, "the unmapped window was never suspended; mutter log:\n\(mutter.readLog())")
