@@ -104,8 +104,10 @@ public final class HeadlessMutter {
         var argument: String { refreshRate.map { "\(width)x\(height)@\($0)" } ?? "\(width)x\(height)" }
     }
 
-    /// The virtual monitors mutter was started with, in order (mutter lays them out left to
-    /// right; the first is the primary one).
+    /// The virtual monitors mutter was started with, in the order given (their `wl_output` names
+    /// are `Meta-0`, `Meta-1`, … in that order). mutter 48 chooses their layout itself: with
+    /// 640x480@60 and 800x600@30 it puts Meta-1 at x 0 and Meta-0 to its right at x 800, so
+    /// do not assume the first is leftmost or primary.
     public let monitors: [VirtualMonitor]
 
     /// Starts mutter headless with one virtual monitor of `width`×`height` and waits for its socket.

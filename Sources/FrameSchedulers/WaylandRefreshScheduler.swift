@@ -98,6 +98,11 @@ import DisplayLinkCore
 /// Suspension (`xdg_toplevel` state `suspended`, ``suspendedChanged(_:at:)``): at once no
 /// refresh, no request and no watchdog; on return a start refresh (or the outstanding callback)
 /// is marked `followsStall`, so links apply their stall policy (zero delta under `.zeroDelta`).
+/// Except before the surface has content (``hasCommittedContent``, told by
+/// ``contentCommitted()``): a start refresh still goes ahead, since its frame is what maps the
+/// surface, and a compositor resumes a window only once it can show some of it. (mutter 48 hides
+/// a window until its first buffer and suspends it 3 s later; a first frame held back by that
+/// would never come, nor would the resume.)
 ///
 /// Nothing here traps on compositor data: times and sequences use wrapping or checked
 /// arithmetic, a period below ``minimumPeriod`` is replaced, and presentation times implausibly
@@ -197,8 +202,14 @@ public struct WaylandRefreshScheduler: Sendable {
     public private(set) var lastTimestamp: MonotonicInstant?
     public private(set) var lastSequence: UInt64 = 0
     /// Whether the compositor suspended the surface (xdg_toplevel `suspended`): nothing is
-    /// requested or dispatched until it is resumed.
+    /// requested or dispatched until it is resumed (before ``hasCommittedContent``, but for a
+    /// start refresh: see the type's notes).
     public private(set) var isSuspended = false
+    /// Whether a frame with content was committed (``contentCommitted()``): the surface is mapped,
+    /// so a suspension holds back start refreshes too.
+    public private(set) var hasCommittedContent = false
+    /// Whether the suspension holds back a start refresh: suspended, and the surface has content.
+    private var holdsStartForSuspension: Bool { isSuspended && hasCommittedContent }
     /// Whether the advertised period is no reference (a feedback reported `refresh` 0).
     public private(set) var isAdvertisedPeriodUnreliable = false
     /// Presentation intervals accepted as periods (see the type's notes).
@@ -310,7 +321,7 @@ public struct WaylandRefreshScheduler: Sendable {
         guard wanted, !isFailed else { return false }
         lastActivity = now
         lastCallbackArrival = nil
-        guard !isSuspended, !hasOutstandingFrameCallback, !isStartPending else { return false }
+        guard !holdsStartForSuspension, !hasOutstandingFrameCallback, !isStartPending else { return false }
         isStartPending = true
         return true
     }
@@ -319,8 +330,14 @@ public struct WaylandRefreshScheduler: Sendable {
     /// compositor paces from there).
     public mutating func startDue(at now: MonotonicInstant) -> Refresh? {
         isStartPending = false
-        guard isActive, !isFailed, !isSuspended, !hasOutstandingFrameCallback else { return nil }
+        guard isActive, !isFailed, !holdsStartForSuspension, !hasOutstandingFrameCallback else { return nil }
         return refresh(at: now, firstAfterStart: true)
+    }
+
+    /// The surface was committed with content (a frame drawn and swapped): it is mapped from now
+    /// on, and a suspension holds back start refreshes too.
+    public mutating func contentCommitted() {
+        hasCommittedContent = true
     }
 
     // MARK: Suspension

@@ -38,7 +38,9 @@ internal import CWaylandClient
 /// none, so frames drawn then replace each other instead of queueing, and the client never
 /// waits; with `xdg_wm_base` 6 the `suspended` state stops all
 /// requests and the watchdog at once (``isSuspended``), and the first refresh after it follows a
-/// stall (zero delta under `.zeroDelta`). Presentation flags and commit targets travel with each
+/// stall (zero delta under `.zeroDelta`); only a surface's first frame is drawn while suspended
+/// (it maps the surface: mutter 48 suspends a window left without a buffer for 3 s, and resumes
+/// it only once it can show it). Presentation flags and commit targets travel with each
 /// ``PresentationFeedback``. When the surface changes output, or its output's mode changes, the
 /// rhythm is learned again at once.
 ///
@@ -198,10 +200,12 @@ public final class WaylandFrameSource: FrameSource {
         destroyPendingRequests()
     }
 
-    /// Tells the source the surface was committed during this refresh (the EGL window's swap
-    /// calls it), so it does not commit an empty frame.
+    /// Tells the source the surface was committed with a frame (the EGL window's swap calls it):
+    /// during a refresh it then commits no empty frame, and from the first one on the surface
+    /// has content, so a suspension holds back start refreshes too.
     public func noteCommit() {
         committedDuringDispatch = true
+        scheduler.contentCommitted()
     }
 
     // MARK: Demand
@@ -229,9 +233,13 @@ public final class WaylandFrameSource: FrameSource {
     private func suspendedChanged(_ suspended: Bool) {
         let scheduleStart = scheduler.suspendedChanged(suspended, at: MonotonicInstant.now())
         if scheduler.wantsWatchdog { startWatchdog() } else { stopWatchdog() }
-        WaylandFrameSource.log.debug(suspended
-            ? "suspended by the compositor: no requests and no timer until it resumes the window"
-            : "resumed by the compositor (the next refresh follows a stall: delta 0 under .zeroDelta)")
+        if suspended && !scheduler.hasCommittedContent {
+            WaylandFrameSource.log.debug("suspended by the compositor before the first frame: the first frame is still drawn (it maps the window, so the compositor can show and resume it); then no requests and no timer until it resumes the window")
+        } else {
+            WaylandFrameSource.log.debug(suspended
+                ? "suspended by the compositor: no requests and no timer until it resumes the window"
+                : "resumed by the compositor (the next refresh follows a stall: delta 0 under .zeroDelta)")
+        }
         if scheduleStart { scheduleStartRefresh() }
     }
 

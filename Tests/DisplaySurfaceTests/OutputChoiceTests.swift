@@ -18,9 +18,6 @@ struct OutputChoiceTests {
         var options = DisplaySurface.Options(title: "output test", appID: "org.displaylink.test", width: 320, height: 240,
                                              backend: .wayland, waylandSocket: mutter.socketPath, fullscreen: true)
         options.waylandOutput = output
-        // Output choice only: in 2 of 7 loaded full runs the first window drew fewer than 3 frames
-        // in 30 s with commit timing on (mutter 48 holds timed commits; cause not yet found).
-        options.waylandCommitTiming = false
         return options
     }
 

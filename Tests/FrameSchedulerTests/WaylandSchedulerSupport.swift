@@ -33,9 +33,13 @@ struct SchedulerScript {
     var targets: [Int64] { refreshes.map { ($0.event.targetTimestamp?.nanoseconds ?? 0) - origin } }
     var provenances: [TimestampProvenance] { refreshes.map(\.event.provenance) }
 
+    /// Whether each refresh's target draws (commits content), as a link on a surface does.
+    var draws = true
+
     private mutating func record(_ refresh: Refresh?) {
         guard let refresh else { return }
         refreshes.append(refresh)
+        if draws { scheduler.contentCommitted() }
         if let slot = refresh.feedbackSlot {
             // A slot given up by the scheduler: its old frame's feedback will never be matched.
             for (frame, old) in slotOfFrame where old == slot { slotOfFrame[frame] = nil }

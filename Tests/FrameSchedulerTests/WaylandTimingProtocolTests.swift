@@ -165,6 +165,55 @@ struct WaylandTimingProtocolTests {
         #expect(script.scheduler.frameRequestCount == requests + 1)
     }
 
+    @Test("suspended before the first frame: the start refresh still goes (it maps the surface); once content is committed, suspension holds starts back")
+    func suspensionBeforeFirstFrame() {
+        var script = SchedulerScript()
+        #expect(!script.scheduler.hasCommittedContent)
+        // mutter 48 suspends a window left without a buffer: before the link starts…
+        let early = script.scheduler.suspendedChanged(true, at: t(0))
+        #expect(!early)
+        #expect(script.scheduler.isSuspended && !script.scheduler.wantsWatchdog)
+        let started = script.start(at: 5 * ms)
+        #expect(started)
+        #expect(script.refreshes.count == 1)
+        #expect(script.refreshes.first?.requestsFrameCallback == true)
+        #expect(script.refreshes.first?.event.followsStall == false)
+        #expect(script.scheduler.hasCommittedContent)
+        // The window is shown and resumed; the outstanding callback paces on, after the stall.
+        let resumed = script.scheduler.suspendedChanged(false, at: t(20 * ms))
+        #expect(!resumed)
+        script.presented(frame: 0, at: 28 * ms, received: 28 * ms + 300_000)
+        let next = script.callback(at: 28 * ms + 300_000)
+        #expect(next?.event.followsStall == true)
+        #expect(next?.requestsFrameCallback == true)
+
+        // …or between the link's start and its start refresh.
+        var pending = SchedulerScript()
+        let scheduled = pending.scheduler.demandChanged(true, at: t(0))
+        _ = pending.scheduler.suspendedChanged(true, at: t(1 * ms))
+        let first = pending.scheduler.startDue(at: t(2 * ms))
+        #expect(scheduled && first?.requestsFrameCallback == true)
+
+        // A start refresh whose target drew nothing leaves the surface without content: the next
+        // start still goes while suspended. With content, suspension holds starts back.
+        var empty = SchedulerScript()
+        empty.draws = false
+        _ = empty.scheduler.suspendedChanged(true, at: t(0))
+        empty.start(at: 1 * ms)
+        empty.stop(at: 2 * ms)
+        empty.scheduler.frameCallbackDone(at: t(3 * ms))
+        let again = empty.start(at: 4 * ms)
+        #expect(again)
+        #expect(empty.refreshes.count == 2 && !empty.scheduler.hasCommittedContent)
+        empty.scheduler.contentCommitted()
+        empty.stop(at: 5 * ms)
+        empty.scheduler.frameCallbackDone(at: t(6 * ms))
+        let held = empty.start(at: 7 * ms)
+        #expect(!held)
+        #expect(empty.scheduler.startDue(at: t(7 * ms)) == nil)
+        #expect(empty.refreshes.count == 2)
+    }
+
     @Test("suspended while a callback is outstanding: the resume waits for it, and it follows the stall")
     func suspensionWithOutstandingCallback() {
         var script = Self.mutterRun(frames: 5)

@@ -52,6 +52,32 @@ final class CoverWindow {
 @MainActor
 @Suite("suspended state under a real mutter 48", .serialized)
 struct MutterSuspendTests {
+    @Test("mutter 48: a window suspended before its first frame (left unmapped past mutter's hidden timeout) still draws it, is shown, resumed and paced")
+    func suspendedBeforeFirstFrame() async throws {
+        let mutter = try HeadlessMutter.mutter48()
+        defer { mutter.stop() }
+        // Fullscreen, configured at the output's size but not mapped (no buffer yet): mutter hides
+        // the window at once and suspends it SUSPEND_HIDDEN_TIMEOUT_S later (a window first
+        // configured 0×0 got no such configure here: mutter sends state changes only after a
+        // sized configure). Waited for as an event, at any speed.
+        let client = try PacedClient(socket: mutter.socketPath, fullscreen: true)
+        let suspended = await wait(upTo: .seconds(60)) { client.window.isSuspended }
+        #expect(suspended, "the unmapped window was never suspended; mutter log:\n\(mutter.readLog())")
+        guard suspended else { return }
+        #expect(client.source.isSuspended)
+
+        // The link starts while suspended: its first frame maps the window (the compositor can
+        // only resume a window it can show), mutter shows and resumes it, and callbacks pace it.
+        client.start(stallPolicy: .zeroDelta)
+        let running = await wait(upTo: .seconds(60)) { client.presentedTimes.count >= 3 || client.swapError != nil }
+        #expect(running, "no frames after a suspension before the first one (frames \(client.frames.count), requests \(client.source.frameRequestCount), suspended \(client.source.isSuspended)); mutter log:\n\(mutter.readLog())")
+        #expect(client.swapError == nil)
+        #expect(!client.source.isSuspended && !client.window.isSuspended)
+        #expect(!client.window.outputs.isEmpty, "the window was never shown on an output")
+        #expect(client.frames.count >= 3)
+        client.link?.invalidate()
+    }
+
     @Test("mutter 48: a window covered by an opaque fullscreen window is suspended (no callbacks, no requests, no watchdog), and when uncovered resumes with a zero delta")
     func coveredSuspendsAndUncoveredResumes() async throws {
         let mutter = try HeadlessMutter.mutter48()

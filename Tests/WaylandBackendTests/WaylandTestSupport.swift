@@ -49,11 +49,11 @@ final class PacedClient {
                       configuration: configuration)
     }
 
-    init(socket: String, options: WaylandConnection.Options = .init(), size: Int32 = 250,
+    init(socket: String, options: WaylandConnection.Options = .init(), size: Int32 = 250, fullscreen: Bool = false,
          configuration: WaylandFrameSource.Configuration = .init()) throws {
         connection = try WaylandConnection(socket: socket, options: options)
         window = try WaylandWindow(connection: connection, title: "test", appID: "displaylink.test",
-                                   width: size, height: size)
+                                   width: size, height: size, fullscreen: fullscreen)
         egl = try WaylandEGLWindow(window: window)
         source = WaylandFrameSource(window: window, configuration: configuration)
         egl.frameSource = source
@@ -74,7 +74,7 @@ final class PacedClient {
         x += 100 * link.deltaTime
         do { try egl.beginFrame() } catch { swapError = error; return }
         let size = egl.width
-        painter.begin(width: size, height: size, background: RGBA(0.1, 0.1, 0.15))
+        painter.begin(width: size, height: egl.height, background: RGBA(0.1, 0.1, 0.15))
         painter.fill(x: Int32(x.truncatingRemainder(dividingBy: Double(size - 40))), y: 100, width: 40, height: 40,
                      color: RGBA(0.9, 0.3, 0.2))
         do { try egl.swapBuffers() } catch { swapError = error }
