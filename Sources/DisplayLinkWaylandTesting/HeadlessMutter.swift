@@ -67,11 +67,20 @@ public final class HeadlessMutter {
     /// mutter 48 from the cached Debian 13 root (``trixieRoot()``) with these virtual monitors,
     /// started and waited for as ``init(flavor:monitors:)`` does. Throws ``LaunchError/noRoot(_:)``
     /// naming why when there is no usable root (so a test that needs it fails, never passes silently).
-    public static func mutter48(monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) throws -> HeadlessMutter {
+    /// Waits on another thread (see ``start(flavor:monitors:)``).
+    public static func mutter48(monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
         switch trixieRoot() {
-        case .success(let root): return try HeadlessMutter(flavor: .root(root), monitors: monitors)
+        case .success(let root): return try await start(flavor: .root(root), monitors: monitors)
         case .failure(let reason): throw reason
         }
+    }
+
+    /// Starts mutter as ``init(flavor:monitors:)`` does, waiting for its socket on another thread:
+    /// the initialiser blocks its caller until mutter listens (a second, several on a loaded
+    /// machine), which on the main actor holds up every other main-actor task meanwhile (other
+    /// tests' frames, in a parallel test run).
+    public static func start(flavor: Flavor = .host, monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
+        try await offCallingThread { try HeadlessMutter(flavor: flavor, monitors: monitors) }
     }
 
     /// The layout number of `Scripts/trixie-root` (the root's directory is `root-<layout>`).
@@ -283,3 +292,7 @@ public final class HeadlessMutter {
         return body(pointers)
     }
 }
+
+// One owner at a time (a test); Sendable so that it can be started off the calling thread
+// (``HeadlessMutter/start(flavor:monitors:)``) and handed back.
+extension HeadlessMutter: @unchecked Sendable {}

@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -242,5 +243,26 @@ final class RunningCompositors: @unchecked Sendable {
         for i in 0..<RunningCompositors.capacity where slots[i] != 0 {
             Glibc.kill(slots[i], SIGTERM)
         }
+    }
+}
+
+// One owner at a time (a test, a benchmark); Sendable so that it can be started off the calling
+// thread (``HeadlessWeston/start(width:height:extraArguments:)``) and handed back.
+extension HeadlessWeston: @unchecked Sendable {}
+
+extension HeadlessWeston {
+    /// Starts weston as ``init(width:height:extraArguments:)`` does, waiting for its socket on
+    /// another thread: the initialiser blocks its caller until weston listens (seconds on a loaded
+    /// machine), which on the main actor holds up every other main-actor task meanwhile (other
+    /// tests' frames, in a parallel test run).
+    public static func start(width: Int = 640, height: Int = 480, extraArguments: [String] = []) async throws -> HeadlessWeston {
+        try await offCallingThread { try HeadlessWeston(width: width, height: height, extraArguments: extraArguments) }
+    }
+}
+
+/// Runs `body` on a dispatch pool thread and returns its result to the awaiting task.
+func offCallingThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }

@@ -61,8 +61,8 @@ struct FullscreenTests {
     // The private weston's headless output (HeadlessWeston(width:height:)).
     static let outputWidth: Int32 = 640, outputHeight: Int32 = 480
 
-    func startWeston() throws -> HeadlessWeston {
-        try HeadlessWeston(width: Int(FullscreenTests.outputWidth), height: Int(FullscreenTests.outputHeight))
+    func startWeston() async throws -> HeadlessWeston {
+        try await HeadlessWeston.start(width: Int(FullscreenTests.outputWidth), height: Int(FullscreenTests.outputHeight))
     }
 
     func options(_ weston: HeadlessWeston, fullscreen: Bool = false) -> DisplaySurface.Options {
@@ -87,7 +87,7 @@ struct FullscreenTests {
 
     @Test("setFullscreen(true): onResize with the output's size, frames drawn at it; setFullscreen(false): back to the windowed size (weston's 0x0 configure)")
     func fullscreenAndBack() async throws {
-        let weston = try startWeston()
+        let weston = try await startWeston()
         defer { weston.stop() }
         let surface = try DisplaySurface(options: options(weston))
         defer { surface.close() }
@@ -124,7 +124,7 @@ struct FullscreenTests {
 
     @Test("Options.fullscreen: the first configure already has the output's size; leaving fullscreen goes to the size asked for")
     func openFullscreen() async throws {
-        let weston = try startWeston()
+        let weston = try await startWeston()
         defer { weston.stop() }
         let surface = try DisplaySurface(options: options(weston, fullscreen: true))
         defer { surface.close() }

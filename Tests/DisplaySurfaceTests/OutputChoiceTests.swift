@@ -23,7 +23,7 @@ struct OutputChoiceTests {
 
     @Test("Options.waylandOutput: an unknown name fails the open naming the outputs there are; each named output gets the fullscreen window at its size")
     func fullscreenOnNamedOutput() async throws {
-        let mutter = try HeadlessMutter.mutter48(monitors: OutputChoiceTests.monitors)
+        let mutter = try await HeadlessMutter.mutter48(monitors: OutputChoiceTests.monitors)
         defer { mutter.stop() }
 
         // An unknown name: a typed error with the names the compositor has.

@@ -59,7 +59,7 @@ struct WaylandSurfaceTests {
 
     @Test("auto opens the compositor's window: size, GLES version, environment; a link runs with beginFrame/present; read-back and screenshot")
     func framesAndPixels() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let surface = try DisplaySurface(options: options(weston, backend: .auto))
         #expect(surface.backend == .wayland)
@@ -98,7 +98,7 @@ struct WaylandSurfaceTests {
 
     @Test("close: links invalidated, drawing refused, close handlers run once after the display is released")
     func closing() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let surface = try DisplaySurface(options: options(weston))
         var handlerRuns = 0
@@ -118,7 +118,7 @@ struct WaylandSurfaceTests {
 
     @Test("the compositor dying: one typed error through onError, the links invalidated")
     func compositorDies() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let surface = try DisplaySurface(options: options(weston))
         var errors: [DisplaySurfaceError] = []
@@ -169,7 +169,7 @@ struct CloseInCallbackTests {
     @Test("close() in a link's callback (drawn or not): no request on the destroyed window, handlers run, no more callbacks")
     func closeInCallback() async throws {
         for draws in [false, true] {
-            let weston = try HeadlessWeston()
+            let weston = try await HeadlessWeston.start()
             defer { weston.stop() }
             let surface = try DisplaySurface(options: .init(backend: .wayland, waylandSocket: weston.socketPath))
             var closed = false

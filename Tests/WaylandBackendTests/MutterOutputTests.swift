@@ -20,7 +20,7 @@ struct MutterOutputTests {
 
     @Test("mutter 48, a 60 Hz and a 30 Hz monitor: fullscreen on the other output moves the window there, and from the first callback after the change the link's duration is that output's period")
     func fullscreenOnAnotherOutput() async throws {
-        let mutter = try HeadlessMutter.mutter48(monitors: [
+        let mutter = try await HeadlessMutter.mutter48(monitors: [
             .init(width: 640, height: 480, refreshRate: 60),
             .init(width: 640, height: 480, refreshRate: 30),
         ])
@@ -109,7 +109,7 @@ struct MutterOutputTests {
 struct WestonOutputChoiceTests {
     @Test("weston 10: no output has a name, so output(named:) names what there is; fullscreenOutput opens the window fullscreen on the output given")
     func chosenOutput() async throws {
-        let weston = try HeadlessWeston(width: 640, height: 480)
+        let weston = try await HeadlessWeston.start(width: 640, height: 480)
         defer { weston.stop() }
         let connection = try WaylandConnection(socket: weston.socketPath)
         let outputs = connection.outputs

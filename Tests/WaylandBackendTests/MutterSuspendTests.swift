@@ -54,7 +54,7 @@ final class CoverWindow {
 struct MutterSuspendTests {
     @Test("mutter 48: a window suspended before its first frame (left unmapped past mutter's hidden timeout) still draws it, is shown, resumed and paced")
     func suspendedBeforeFirstFrame() async throws {
-        let mutter = try HeadlessMutter.mutter48()
+        let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
         // Fullscreen, configured at the output's size but not mapped (no buffer yet): mutter hides
         // the window at once and suspends it SUSPEND_HIDDEN_TIMEOUT_S later (a window first
@@ -80,7 +80,7 @@ struct MutterSuspendTests {
 
     @Test("mutter 48: a window covered by an opaque fullscreen window is suspended (no callbacks, no requests, no watchdog), and when uncovered resumes with a zero delta")
     func coveredSuspendsAndUncoveredResumes() async throws {
-        let mutter = try HeadlessMutter.mutter48()
+        let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
         let client = try PacedClient(socket: mutter.socketPath)
         // Every change of the state, with the number of callbacks so far (the source's own handler

@@ -11,7 +11,7 @@ import WaylandBackend
 struct MutterTimingTests {
     @Test("mutter 48: presentation 2, fifo and xdg_wm_base 6 bound (commit timing bound, turned off by configuration); frames paced by feedback with flags")
     func protocolsBound() async throws {
-        let mutter = try HeadlessMutter.mutter48()
+        let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
         let client = try PacedClient(socket: mutter.socketPath, configuration: .init(usesCommitTiming: false))
         #expect(client.connection.hasPresentationTime)
@@ -37,7 +37,7 @@ struct MutterTimingTests {
 
     @Test("mutter 48 with the default options (commit timing on, falling back if held): frames keep being presented (the link never freezes), and every presented timed frame obeys the 1 ms bound")
     func defaultOptionsNeverFreeze() async throws {
-        let mutter = try HeadlessMutter.mutter48()
+        let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
         // No companion window: once the map animation ends nothing else repaints the headless
         // stage, so mutter 48 holds timed commits (see WaylandFrameSource.Configuration); the
@@ -76,7 +76,7 @@ struct MutterTimingTests {
 
     @Test("mutter 48 with commit timing kept (no fallback) and an untimed companion window: each drawn frame after the first presentation carries a commit target, and none is presented more than 1 ms before it")
     func commitTiming() async throws {
-        let mutter = try HeadlessMutter.mutter48()
+        let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
         // mutter 48 applies a timed commit only in a stage frame whose target time has reached the
         // commit's (on_before_update in src/wayland/meta-wayland.c). On a headless virtual monitor
@@ -126,7 +126,7 @@ struct MutterTimingTests {
 
     @Test("mutter 48, a link at 30 Hz with timed commits kept (a larger untimed companion window keeps the stage ticking): frames flow, and no frame, strided or not, is presented more than 1 ms before its commit target")
     func halfRateTimedCommits() async throws {
-        let mutter = try HeadlessMutter.mutter48()
+        let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
         let (client, companion) = try await timedClientWithCompanion(mutter)
         client.start()
@@ -177,7 +177,7 @@ struct MutterTimingTests {
 
     @Test("mutter 48: minimised → suspended at once: no requests, no timer (resuming cannot be driven: xdg-shell has no request to unminimise)")
     func suspended() async throws {
-        let mutter = try HeadlessMutter.mutter48()
+        let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
         let client = try PacedClient(socket: mutter.socketPath)
         client.start(stallPolicy: .zeroDelta)
@@ -210,7 +210,7 @@ struct Mutter43PacingTests {
     @Test("mutter 43: no new timing protocols; callbacks carry its exact presentation times; deltas are differences")
     func paced() async throws {
         let mutter: HeadlessMutter
-        do { mutter = try HeadlessMutter(flavor: .host) } catch {
+        do { mutter = try await HeadlessMutter.start(flavor: .host) } catch {
             Issue.record("mutter 43 cannot run here: \(error)")
             return
         }

@@ -12,7 +12,7 @@ import WaylandBackend
 struct WaylandPacingTests {
     @Test("callbacks carry the compositor's exact presentation times; timestamps only move forward")
     func pacedWithPresentationTimestamps() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let client = try PacedClient(weston: weston)
         #expect(client.connection.presentationClock == .monotonicRaw)
@@ -73,7 +73,7 @@ struct WaylandPacingTests {
 
     @Test("every frame drawn gets exactly one presentation outcome, tied to its callback")
     func everyFrameGetsItsFeedback() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let client = try PacedClient(weston: weston)
         client.start()
@@ -97,7 +97,7 @@ struct WaylandPacingTests {
 
     @Test("without wp_presentation the link runs on frame-callback arrival times, and says so")
     func fallbackWithoutPresentationTime() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let client = try PacedClient(weston: weston, presentation: false)
         #expect(!client.connection.hasPresentationTime)
@@ -118,7 +118,7 @@ struct WaylandPacingTests {
 
     @Test("a link whose target draws nothing keeps ticking on empty commits, one per refresh")
     func ticksWithoutDrawing() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let client = try PacedClient(weston: weston)
         client.draws = false  // draws only its first frame (to map the window)
@@ -134,7 +134,7 @@ struct WaylandPacingTests {
 
     @Test("a paused link sends no requests and gets no callbacks; resuming starts with delta 0")
     func pausedLinkIsQuiet() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let client = try PacedClient(weston: weston)
         client.start()
@@ -175,7 +175,7 @@ struct WaylandPacingTests {
 
     @Test("killing the compositor gives a typed error and invalidates the link, without any timer")
     func compositorKilled() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         // A stall timeout far beyond any wait: only the socket can report the failure.
         let client = try PacedClient(weston: weston, configuration: .init(stallTimeout: Nanoseconds(3_600_000_000_000)))
@@ -208,7 +208,7 @@ struct WaylandPacingTests {
 
     @Test("a minimised window stalls; a fallback timer then ticks, marked as such, with the frame request kept")
     func stallOnMinimize() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let client = try PacedClient(weston: weston,
                                      configuration: .init(stallTimeout: Nanoseconds(200_000_000),
@@ -240,7 +240,7 @@ struct WaylandPacingTests {
 
     @Test("a minimised window without fallback ticks: stalled and silent")
     func stallWithoutFallbackIsSilent() async throws {
-        let weston = try HeadlessWeston()
+        let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         let client = try PacedClient(weston: weston, configuration: .init(stallTimeout: Nanoseconds(200_000_000)))
         client.start()
