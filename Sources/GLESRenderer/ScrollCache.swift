@@ -36,15 +36,18 @@ public final class ScrollCache {
 
     private static let rectFloats = RectGlyphPrograms.rectFloats
     private static let glyphFloats = RectGlyphPrograms.glyphFloats
-    /// The textures' formats, the first the driver takes and renders to (``RenderTarget``). The
-    /// ring is BGRA where the driver renders into it: the layout of scanout buffers (XRGB8888),
-    /// so that a software rasteriser copies it onto them row by row (llvmpipe's blit takes its
-    /// copy path only between formats that differ in nothing but an unused alpha) instead of
-    /// sampling it pixel by pixel. The scratch texture, where rows are drawn and cleared, is
-    /// RGBA8 (BGRA only where RGBA8 is refused): llvmpipe's scissored clears of a BGRA texture
-    /// round differently from those of the window (the pixel-exact tests show it).
-    private static let ringFormats: [(GLint, GLint)] = [(GL_BGRA_EXT, GL_BGRA_EXT), (GL_RGBA8, GL_RGBA)]
-    private static let scratchFormats: [(GLint, GLint)] = [(GL_RGBA8, GL_RGBA), (GL_BGRA_EXT, GL_BGRA_EXT)]
+    /// The textures' format, the first the driver takes and renders to (``RenderTarget``), for
+    /// the ring and the scratch texture alike. BGRA where the driver renders into it: the layout
+    /// of scanout buffers (XRGB8888), so that a software rasteriser copies the ring onto them row
+    /// by row (llvmpipe's blit takes its copy path only between formats that differ in nothing
+    /// but an unused alpha) instead of sampling it pixel by pixel; and the same format in both,
+    /// so that new rows go from the scratch texture into the ring by that copy path too (with
+    /// RGBA8 rows, each row entering the view was sampled by a shader: in qemu without KVM a
+    /// frame that redrew the whole view spent 60-160 ms there, now about 1 ms). The scratch
+    /// texture has a depth buffer it never uses, only so that llvmpipe rasterises into it as
+    /// into a window (see ``RenderTarget/allocate(width:height:formats:depth:)``): without one,
+    /// its scissored clears of a BGRA texture round differently from those of the window.
+    private static let formats: [(GLint, GLint)] = [(GL_BGRA_EXT, GL_BGRA_EXT), (GL_RGBA8, GL_RGBA)]
 
     private var offset = 0
     private var clearColor = RGBA(0, 0, 0, 0)
@@ -119,7 +122,7 @@ public final class ScrollCache {
         ringWidth = w
         ringHeight = h
         guard w > 0, h > 0 else { return true }
-        return ring.allocate(width: w, height: h, formats: ScrollCache.ringFormats)
+        return ring.allocate(width: w, height: h, formats: ScrollCache.formats)
     }
 
     /// Moves the clip (from this frame on); a new size reallocates the ring.
@@ -194,7 +197,7 @@ public final class ScrollCache {
         if width != scratchWidth || height != scratchHeight {
             scratchWidth = width
             scratchHeight = height
-            if width <= 0 || height <= 0 || !scratch.allocate(width: width, height: height, formats: ScrollCache.scratchFormats) {
+            if width <= 0 || height <= 0 || !scratch.allocate(width: width, height: height, formats: ScrollCache.formats, depth: true) {
                 scratchWidth = 0
                 scratchHeight = 0
             }
