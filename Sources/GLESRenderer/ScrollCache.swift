@@ -216,8 +216,9 @@ public final class ScrollCache {
             if offset > old { runs[0] = (old + Int(h), offset + Int(h)); count = 1 }
             if offset < old { runs[0] = (offset, old); count = 1 }
             var lo = Float.infinity, hi = -Float.infinity
-            ScrollCache.changedRows(rects, ringRects, stride: ScrollCache.rectFloats, &lo, &hi)
-            ScrollCache.changedRows(glyphs, ringGlyphs, stride: ScrollCache.glyphFloats, &lo, &hi)
+            let rows = (Float(window.0), Float(window.1))
+            ScrollCache.changedRows(rects, ringRects, stride: ScrollCache.rectFloats, within: rows, &lo, &hi)
+            ScrollCache.changedRows(glyphs, ringGlyphs, stride: ScrollCache.glyphFloats, within: rows, &lo, &hi)
             if lo < hi {
                 let run = (max(window.0, Int(lo.rounded(.down))), min(window.1, Int(hi.rounded(.up))))
                 if run.0 < run.1 {
@@ -285,15 +286,24 @@ public final class ScrollCache {
         a >= 0 ? a / b : -((-a + b - 1) / b)
     }
 
-    /// The content rows (min y, max y) of the instances of `current` and `previous` not matched
-    /// in the other, matching in order (each match after the one before, as a list's rows are).
+    /// The content rows (min y, max y) within `window` (content rows [window.0, window.1)) of the
+    /// instances of `current` and `previous` not matched in the other, matching in order (each
+    /// match after the one before, as a list's rows are).
+    ///
+    /// Each instance is cut to the window before it counts: one that left the window (scrolled
+    /// out at the top, or no longer shown by the clip) changes no row the ring holds. Counted
+    /// whole, a piece of a row leaving at the top and a row entering at the bottom made one run
+    /// over the whole window, and every frame of a fast scroll redrew every row (in qemu without
+    /// KVM 150-300 ms a frame, so the next frame scrolled further still).
     private static func changedRows(_ current: ContiguousArray<Float>, _ previous: ContiguousArray<Float>, stride: Int,
-                                    _ lo: inout Float, _ hi: inout Float) {
+                                    within window: (Float, Float), _ lo: inout Float, _ hi: inout Float) {
         current.withUnsafeBufferPointer { c in
             previous.withUnsafeBufferPointer { p in
                 let n = c.count / stride, m = p.count / stride
                 func note(_ b: UnsafeBufferPointer<Float>, _ i: Int) {
-                    lo = min(lo, b[i * stride + 1]); hi = max(hi, b[i * stride + 1] + b[i * stride + 3])
+                    let top = b[i * stride + 1], bottom = top + b[i * stride + 3]
+                    guard bottom > window.0, top < window.1 else { return }
+                    lo = min(lo, max(top, window.0)); hi = max(hi, min(bottom, window.1))
                 }
                 var cursor = 0
                 for i in 0..<n {
