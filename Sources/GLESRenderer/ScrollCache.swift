@@ -40,10 +40,9 @@ public final class ScrollCache {
     /// the ring and the scratch texture alike. BGRA where the driver renders into it: the layout
     /// of scanout buffers (XRGB8888), so that a software rasteriser copies the ring onto them row
     /// by row (llvmpipe's blit takes its copy path only between formats that differ in nothing
-    /// but an unused alpha) instead of sampling it pixel by pixel; and the same format in both,
-    /// so that new rows go from the scratch texture into the ring by that copy path too (with
-    /// RGBA8 rows, each row entering the view was sampled by a shader: in qemu without KVM a
-    /// frame that redrew the whole view spent 60-160 ms there, now about 1 ms). The scratch
+    /// but an unused alpha, and without a flip) instead of sampling it pixel by pixel; and the
+    /// same format in both, so that new rows go from the scratch texture into the ring by that
+    /// copy path too (row by row: see prepare(width:height:)). The scratch
     /// texture has a depth buffer it never uses, only so that llvmpipe rasterises into it as
     /// into a window (see ``RenderTarget/allocate(width:height:formats:depth:)``): without one,
     /// its scissored clears of a BGRA texture round differently from those of the window.
@@ -259,10 +258,16 @@ public final class ScrollCache {
                     let base = ScrollCache.floorDiv(y, Int(h)) * Int(h)
                     let end = min(runs[k].1, base + Int(h))
                     let r0 = Int32(y - base), r1 = Int32(end - base)
-                    let t0 = Int32(y - offset) + cy, t1 = Int32(end - offset) + cy
-                    // Mirrored: the ring is stored top row first (see draw(region:height:)).
-                    glBlitFramebuffer(cx, height - t1, cx + w, height - t0, 0, r1, w, r0,
-                                      GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
+                    let t0 = Int32(y - offset) + cy
+                    // Mirrored, as the ring is stored top row first (see draw(region:height:)),
+                    // and the scratch texture bottom row first: one blit per row, as a mirrored
+                    // blit between two textures is a flip for the driver, which llvmpipe does by
+                    // sampling every pixel with a shader; a one-row blit is a straight copy
+                    // (memcpy of the row).
+                    for i in 0..<(r1 - r0) {
+                        glBlitFramebuffer(cx, height - t0 - i - 1, cx + w, height - t0 - i, 0, r0 + i, w, r0 + i + 1,
+                                          GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
+                    }
                     rowsDrawn += end - y
                     y = end
                 }
