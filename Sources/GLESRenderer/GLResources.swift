@@ -48,12 +48,20 @@ struct RectGlyphPrograms {
 struct RenderTarget {
     private(set) var texture: GLuint = 0
     private(set) var framebuffer: GLuint = 0
+    /// A depth renderbuffer attached only so that the driver rasterises as into a window with
+    /// a depth buffer (0: none).
+    private var depthBuffer: GLuint = 0
 
     /// Gives the texture storage of `width`×`height` in the first of `formats` (internal format,
     /// format; unsigned bytes) that the driver takes and can render to, nearest and clamped, and
     /// attaches it to the framebuffer. False when no format does. Leaves `GL_FRAMEBUFFER` bound as
     /// it found it (and the texture bound to `GL_TEXTURE_2D`); GL errors pending before are dropped.
-    mutating func allocate(width: Int32, height: Int32, formats: [(GLint, GLint)]) -> Bool {
+    ///
+    /// `depth`: also attach a 16-bit depth renderbuffer, never cleared nor tested. Its only use:
+    /// llvmpipe rasterises into a colour buffer without depth buffer by another path (its
+    /// "linear" rasteriser, 8-bit fixed point, for BGRA targets) whose pixels differ from those
+    /// drawn into a window, which has a depth buffer.
+    mutating func allocate(width: Int32, height: Int32, formats: [(GLint, GLint)], depth: Bool = false) -> Bool {
         if texture == 0 {
             glGenTextures(1, &texture)
             glGenFramebuffers(1, &framebuffer)
@@ -64,6 +72,13 @@ struct RenderTarget {
         glBindTexture(GLenum(GL_TEXTURE_2D), texture)
         GLResources.setNearestClamped()
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+        if depth {
+            if depthBuffer == 0 { glGenRenderbuffers(1, &depthBuffer) }
+            glBindRenderbuffer(GLenum(GL_RENDERBUFFER), depthBuffer)
+            glRenderbufferStorage(GLenum(GL_RENDERBUFFER), GLenum(GL_DEPTH_COMPONENT16), width, height)
+            glBindRenderbuffer(GLenum(GL_RENDERBUFFER), 0)
+            glFramebufferRenderbuffer(GLenum(GL_FRAMEBUFFER), GLenum(GL_DEPTH_ATTACHMENT), GLenum(GL_RENDERBUFFER), depthBuffer)
+        }
         for (internalFormat, format) in formats {
             while glGetError() != GL_NO_ERROR {}
             glTexImage2D(GLenum(GL_TEXTURE_2D), 0, internalFormat, width, height, 0, GLenum(format), GLenum(GL_UNSIGNED_BYTE), nil)
@@ -78,8 +93,10 @@ struct RenderTarget {
     mutating func delete() {
         if framebuffer != 0 { glDeleteFramebuffers(1, &framebuffer) }
         if texture != 0 { glDeleteTextures(1, &texture) }
+        if depthBuffer != 0 { glDeleteRenderbuffers(1, &depthBuffer) }
         framebuffer = 0
         texture = 0
+        depthBuffer = 0
     }
 }
 

@@ -36,15 +36,17 @@ public final class ScrollCache {
 
     private static let rectFloats = RectGlyphPrograms.rectFloats
     private static let glyphFloats = RectGlyphPrograms.glyphFloats
-    /// The textures' formats, the first the driver takes and renders to (``RenderTarget``). The
-    /// ring is BGRA where the driver renders into it: the layout of scanout buffers (XRGB8888),
-    /// so that a software rasteriser copies it onto them row by row (llvmpipe's blit takes its
-    /// copy path only between formats that differ in nothing but an unused alpha) instead of
-    /// sampling it pixel by pixel. The scratch texture, where rows are drawn and cleared, is
-    /// RGBA8 (BGRA only where RGBA8 is refused): llvmpipe's scissored clears of a BGRA texture
-    /// round differently from those of the window (the pixel-exact tests show it).
-    private static let ringFormats: [(GLint, GLint)] = [(GL_BGRA_EXT, GL_BGRA_EXT), (GL_RGBA8, GL_RGBA)]
-    private static let scratchFormats: [(GLint, GLint)] = [(GL_RGBA8, GL_RGBA), (GL_BGRA_EXT, GL_BGRA_EXT)]
+    /// The textures' format, the first the driver takes and renders to (``RenderTarget``), for
+    /// the ring and the scratch texture alike. BGRA where the driver renders into it: the layout
+    /// of scanout buffers (XRGB8888), so that a software rasteriser copies the ring onto them row
+    /// by row (llvmpipe's blit takes its copy path only between formats that differ in nothing
+    /// but an unused alpha, and without a flip) instead of sampling it pixel by pixel; and the
+    /// same format in both, so that new rows go from the scratch texture into the ring by that
+    /// copy path too (row by row: see prepare(width:height:)). The scratch
+    /// texture has a depth buffer it never uses, only so that llvmpipe rasterises into it as
+    /// into a window (see ``RenderTarget/allocate(width:height:formats:depth:)``): without one,
+    /// its scissored clears of a BGRA texture round differently from those of the window.
+    private static let formats: [(GLint, GLint)] = [(GL_BGRA_EXT, GL_BGRA_EXT), (GL_RGBA8, GL_RGBA)]
 
     private var offset = 0
     private var clearColor = RGBA(0, 0, 0, 0)
@@ -119,7 +121,7 @@ public final class ScrollCache {
         ringWidth = w
         ringHeight = h
         guard w > 0, h > 0 else { return true }
-        return ring.allocate(width: w, height: h, formats: ScrollCache.ringFormats)
+        return ring.allocate(width: w, height: h, formats: ScrollCache.formats)
     }
 
     /// Moves the clip (from this frame on); a new size reallocates the ring.
@@ -194,7 +196,7 @@ public final class ScrollCache {
         if width != scratchWidth || height != scratchHeight {
             scratchWidth = width
             scratchHeight = height
-            if width <= 0 || height <= 0 || !scratch.allocate(width: width, height: height, formats: ScrollCache.scratchFormats) {
+            if width <= 0 || height <= 0 || !scratch.allocate(width: width, height: height, formats: ScrollCache.formats, depth: true) {
                 scratchWidth = 0
                 scratchHeight = 0
             }
@@ -213,8 +215,9 @@ public final class ScrollCache {
             if offset > old { runs[0] = (old + Int(h), offset + Int(h)); count = 1 }
             if offset < old { runs[0] = (offset, old); count = 1 }
             var lo = Float.infinity, hi = -Float.infinity
-            ScrollCache.changedRows(rects, ringRects, stride: ScrollCache.rectFloats, &lo, &hi)
-            ScrollCache.changedRows(glyphs, ringGlyphs, stride: ScrollCache.glyphFloats, &lo, &hi)
+            let rows = (Float(window.0), Float(window.1))
+            ScrollCache.changedRows(rects, ringRects, stride: ScrollCache.rectFloats, within: rows, &lo, &hi)
+            ScrollCache.changedRows(glyphs, ringGlyphs, stride: ScrollCache.glyphFloats, within: rows, &lo, &hi)
             if lo < hi {
                 let run = (max(window.0, Int(lo.rounded(.down))), min(window.1, Int(hi.rounded(.up))))
                 if run.0 < run.1 {
@@ -255,10 +258,16 @@ public final class ScrollCache {
                     let base = ScrollCache.floorDiv(y, Int(h)) * Int(h)
                     let end = min(runs[k].1, base + Int(h))
                     let r0 = Int32(y - base), r1 = Int32(end - base)
-                    let t0 = Int32(y - offset) + cy, t1 = Int32(end - offset) + cy
-                    // Mirrored: the ring is stored top row first (see draw(region:height:)).
-                    glBlitFramebuffer(cx, height - t1, cx + w, height - t0, 0, r1, w, r0,
-                                      GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
+                    let t0 = Int32(y - offset) + cy
+                    // Mirrored, as the ring is stored top row first (see draw(region:height:)),
+                    // and the scratch texture bottom row first: one blit per row, as a mirrored
+                    // blit between two textures is a flip for the driver, which llvmpipe does by
+                    // sampling every pixel with a shader; a one-row blit is a straight copy
+                    // (memcpy of the row).
+                    for i in 0..<(r1 - r0) {
+                        glBlitFramebuffer(cx, height - t0 - i - 1, cx + w, height - t0 - i, 0, r0 + i, w, r0 + i + 1,
+                                          GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
+                    }
                     rowsDrawn += end - y
                     y = end
                 }
@@ -282,15 +291,24 @@ public final class ScrollCache {
         a >= 0 ? a / b : -((-a + b - 1) / b)
     }
 
-    /// The content rows (min y, max y) of the instances of `current` and `previous` not matched
-    /// in the other, matching in order (each match after the one before, as a list's rows are).
+    /// The content rows (min y, max y) within `window` (content rows [window.0, window.1)) of the
+    /// instances of `current` and `previous` not matched in the other, matching in order (each
+    /// match after the one before, as a list's rows are).
+    ///
+    /// Each instance is cut to the window before it counts: one that left the window (scrolled
+    /// out at the top, or no longer shown by the clip) changes no row the ring holds. Counted
+    /// whole, a piece of a row leaving at the top and a row entering at the bottom made one run
+    /// over the whole window, and every frame of a fast scroll redrew every row (in qemu without
+    /// KVM 150-300 ms a frame, so the next frame scrolled further still).
     private static func changedRows(_ current: ContiguousArray<Float>, _ previous: ContiguousArray<Float>, stride: Int,
-                                    _ lo: inout Float, _ hi: inout Float) {
+                                    within window: (Float, Float), _ lo: inout Float, _ hi: inout Float) {
         current.withUnsafeBufferPointer { c in
             previous.withUnsafeBufferPointer { p in
                 let n = c.count / stride, m = p.count / stride
                 func note(_ b: UnsafeBufferPointer<Float>, _ i: Int) {
-                    lo = min(lo, b[i * stride + 1]); hi = max(hi, b[i * stride + 1] + b[i * stride + 3])
+                    let top = b[i * stride + 1], bottom = top + b[i * stride + 3]
+                    guard bottom > window.0, top < window.1 else { return }
+                    lo = min(lo, max(top, window.0)); hi = max(hi, min(bottom, window.1))
                 }
                 var cursor = 0
                 for i in 0..<n {

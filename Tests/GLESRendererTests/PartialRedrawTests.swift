@@ -146,4 +146,27 @@ struct PartialRedrawTests {
         #expect(copiedOnlyFrames > 0)
         if duration > 1 { #expect(partialCacheFrames > 0) }
     }
+
+    /// The row cache redraws the rows that scrolled in and nothing else, also in frames where
+    /// pieces of rows leave the view at the top while others enter at the bottom (which once
+    /// made one run over the whole view: every frame of a fast scroll redrew every row).
+    @Test("a scroll through the row cache draws only the rows that scrolled in")
+    func scrollCacheDrawsOnlyNewRows() throws {
+        let context = try EGLDisplayContext(platform: .surfaceless, alpha: true)
+        let buffer = try EGLWindowSurface(context: context, pbufferWidth: 240, height: 200)
+        try buffer.beginFrame()
+        let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: context.glesMajorVersion)
+        let scene = ScrollScene(renderer: renderer, rows: 300, width: 240, height: 200, duration: 1, curve: .linear)
+        let cache = try #require(scene.rowCache)
+        var drawn: [Int] = []
+        for i in 0..<40 {
+            scene.setOffset(Double(i * 7))
+            renderer.beginFrame(width: 240, height: 200, clearColor: scene.background)
+            scene.draw()
+            renderer.endFrame()
+            drawn.append(cache.rowsDrawn)
+        }
+        #expect(drawn.first == Int(cache.clip.height))
+        #expect(Array(drawn.dropFirst()) == Array(repeating: 7, count: 39))
+    }
 }
