@@ -28,6 +28,8 @@ final class DemoRunner {
     private var recorder: FrameRecorder?
     private var callbackCount = 0
     private var startedAt: MonotonicInstant?
+    /// Frames the scene was moved on the virtual clock (RunOptions.fixedStep).
+    private var fixedSteps: Int64 = 0
     private var finishing = false
     /// The first callback after a resume by key logs a line (tests wait for it).
     private var logsResume = false
@@ -144,6 +146,19 @@ final class DemoRunner {
         withExtendedLifetime(runner) { DisplaySurface.runMainLoop() }
     }
 
+    /// `frame` on the virtual clock of RunOptions.fixedStep: the n-th frame at the first frame's
+    /// timestamp plus n steps, aimed one step later, a delta of one step (0 for the first).
+    private func virtualFrame(_ frame: DisplayFrame) -> DisplayFrame {
+        let step = Nanoseconds(seconds: options.fixedStep)
+        var virtual = frame
+        virtual.timestamp = (startedAt ?? frame.timestamp) + Nanoseconds(step.value &* fixedSteps)
+        virtual.targetTimestamp = virtual.timestamp + step
+        virtual.duration = step
+        virtual.delta = fixedSteps == 0 ? Nanoseconds(0) : step
+        fixedSteps += 1
+        return virtual
+    }
+
     func start() {
         surface.onCloseRequest = { [weak self] in self?.finish(status: 0, reason: .close) }
         surface.onError = { [weak self] error in
@@ -233,7 +248,7 @@ final class DemoRunner {
             size = (width, height)
             scene.resize(width: width, height: height)
         }
-        scene.update(frame)
+        scene.update(options.fixedStep > 0 ? virtualFrame(frame) : frame)
         callbackCount += 1
         let done = isDone(frame)
         do {

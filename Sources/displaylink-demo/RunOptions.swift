@@ -58,6 +58,11 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Draw the timing panel (fps, delta, missed frames, provenance).")
     var hud = true
 
+    @Option(name: .customLong("fixed-step"), help: ArgumentHelp(
+        "Move the scene by this many seconds each frame, on a virtual clock, instead of by the frame's real times (0: off; for instruction counts under callgrind, where a frame takes seconds). The report keeps the real times.",
+        visibility: .hidden))
+    var fixedStep: Double = 0
+
     @Flag(inversion: .prefixedNo, help: "On Wayland, give each frame's commit its target time when the compositor offers commit timing (falls back to untimed commits if the compositor holds them).")
     var commitTiming = true
 
@@ -85,6 +90,7 @@ struct RunOptions: ParsableArguments {
         if let frames, frames < 1 || frames > 1_000_000 { throw ValidationError("--frames must be 1…1000000, got \(frames)") }
         if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be > 0 and ≤ 86400") }
         if preferredFPS < 0 || preferredFPS > 1000 { throw ValidationError("--preferred-fps must be 0…1000") }
+        if !(fixedStep >= 0 && fixedStep <= 1) { throw ValidationError("--fixed-step must be 0…1 s, got \(fixedStep)") }
         if let mode, (try? DisplaySurface.ModeRequest(parsing: mode)) == nil {
             throw ValidationError("--mode must be WxH or WxH@Hz (e.g. 640x480 or 640x480@144), got '\(mode)'")
         }

@@ -180,6 +180,31 @@ struct DemoReportTests {
         #expect(frames.last?["last_row"] as? Int == 999)
     }
 
+    @Test("--fixed-step: the scene moves on a virtual clock, one step a frame whatever the real times; the report keeps the real ones")
+    func fixedStep() throws {
+        let weston = try HeadlessWeston()
+        defer { weston.stop() }
+        let path = temporaryPath("fixed-step.json")
+        // A linear scroll over 100 s of the 43,792-pixel list: 437.92 px a second, 4.3792 px a 10 ms step.
+        let run = try DemoProcess.run(["scroll", "--rows", "1000", "--duration", "100", "--curve", "linear", "--size", "320x240",
+                                       "--fixed-step", "0.01", "--frames", "12", "--report", path], weston: weston)
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let frames = checkCommon(try loadJSON(path), scene: "scroll", frames: 12)
+        let end = 1000 * 44.0 - 208, speed = end / 100
+        for (n, frame) in frames.enumerated() {
+            // Frame n is drawn at its virtual target: (n + 1) steps after the first frame.
+            let offset = frame["scroll_offset"] as? Double ?? .nan
+            #expect(abs(offset - speed * 0.01 * Double(n + 1)) < 1e-6, "frame \(n): offset \(offset)")
+        }
+        // The real timeline is reported as it was (presented frames ~16-40 ms apart, not 10 ms).
+        let first = frames.first?["timestamp"] as? Double ?? .nan, last = frames.last?["timestamp"] as? Double ?? .nan
+        #expect(last - first > 11 * 0.01, "real timestamps span \(last - first) s")
+        for value in ["-1", "2", "nan"] {
+            let bad = try DemoProcess.run(["bounce", "--fixed-step", value], weston: nil)
+            #expect(bad.status == 2 && bad.stderr.contains("--fixed-step"), "\(value): \(bad.status) \(bad.stderr)")
+        }
+    }
+
     @Test("bad arguments: a clear message and exit status 2")
     func badArguments() throws {
         for arguments in [["bounce", "--views", "0"], ["scroll", "--curve", "bouncy"], ["bounce", "--size", "12x"],
