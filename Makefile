@@ -22,7 +22,10 @@ test: deps
 	@# Debian 13 root with mutter 48 for the timing-protocol tests (cached in ~/.cache/displaylink-trixie).
 	Scripts/trixie-root build >/dev/null
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	$(SWIFT) test --skip-build --disable-xctest $(BUILD_FLAGS)
+	@# One suite at a time: the compositor-driven suites all draw on the one main thread, and run
+	@# side by side on a slow or overloaded host (TSan, stress-ng --cpu 4) some waited out their
+	@# hang guards for frames. Serial, each has the main thread to itself (the run takes about as long).
+	$(SWIFT) test --skip-build --disable-xctest --no-parallel $(BUILD_FLAGS)
 	@echo "DRM/KMS suite on a real kernel with vkms (qemu):"
 	Scripts/vkms-vm run --timeout 900 -- .build/debug/DisplayLinkPackageTests.xctest \
 	  --testing-library swift-testing --filter DRMBackendTests
@@ -87,7 +90,7 @@ demo: deps
 # reference's side table, whose address Swift keeps encoded in the object header, cf.
 # llvm/llvm-project#56751, and a closure context last held by the main thread's frames, which
 # dispatchMain() ends). `make test-sanitizers ASAN_LEAKS=1` shows them.
-SANITIZER_TEST := --disable-xctest --skip-build
+SANITIZER_TEST := --disable-xctest --skip-build --no-parallel
 # Linked with lld: gold prints a warning for each of the ASan runtime's local __asan_* symbols.
 ASAN_BUILD := --sanitize=address --scratch-path .build-asan -Xswiftc -use-ld=lld
 PURE_SWIFT_SUITES := DisplayLinkCoreTests|MotionTests|FrameSchedulerTests
