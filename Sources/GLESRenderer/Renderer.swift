@@ -187,8 +187,8 @@ public final class Renderer {
     private var previousFrame: (Int32, Int32, RGBA)?
     /// The age given to this frame's ``beginFrame(width:height:clearColor:bufferAge:)`` (nil: ask EGL).
     private var givenAge: Int?
-    /// This frame is drawn whole whatever the buffer's age (warm-up).
-    private var forcesFullRedraw = false
+    /// What this frame redraws whatever the buffer's age (warm-up; no damage region declared).
+    private var forcedRedraw: Bounds?
     /// What changed in each of the last frames, newest at `historyEnd - 1` (a ring).
     private var history = [Bounds](repeating: Bounds(), count: Renderer.historyLength)
     private var historyEnd = 0
@@ -250,13 +250,23 @@ public final class Renderer {
         addRect(layer, Rect(x: w / 2 - 10, y: h / 2 - 10, width: 20, height: 20), color: RGBA(1, 0, 0, 1), cornerRadius: 4)
         addText(layer, Array("Warm-up 0123".utf8), x: -8, baseline: h - 2, face: 0, color: red)
         addText(layer, Array("Warm-up 0123".utf8), x: w - 40, baseline: 8, face: 0, color: red)
-        // Both ways of drawing: blended only, and with the opaque pass (when there is a depth buffer).
+        // The scrolling list's own paths first (its rows drawn in strips, copied around the ring).
+        backdrop?.warmUp(width: width, height: height)
+        // Both ways of drawing: blended only, and with the opaque pass (when there is a depth
+        // buffer); each whole, then partly redrawn (scissored clears and draws, and cached layers
+        // drawn into their textures within such a frame, as a buffer age makes them: llvmpipe
+        // builds other variants for those, which cost a VM frame 120-150 ms each when first met).
         let minimumOverdraw = depthPassMinimumOverdraw
+        let part = Bounds(minX: 1, minY: 1, maxX: w - 1, maxY: h - 1)  // partial, over every layer and clip edge
         for overdraw in [Float.infinity, 0] {
             depthPassMinimumOverdraw = overdraw
-            forcesFullRedraw = true
-            endFrame()
+            for redraw in [Bounds.everything, part] {
+                forcedRedraw = redraw
+                for i in layers.indices where layers[i].cached { layers[i].cacheValid = false }
+                endFrame()
+            }
         }
+        forcedRedraw = nil
         depthPassMinimumOverdraw = minimumOverdraw
         layers[layer].reset()
         invalidateBuffers()
@@ -419,8 +429,10 @@ public final class Renderer {
         // What this buffer needs: the changes of the frames since it was drawn.
         let thisFrame = frameChanged ? Bounds.everything : changed
         var redraw = thisFrame
-        let age = forcesFullRedraw || !usesPartialRedraw ? 0 : (givenAge ?? EGLCurrentSurface.bufferAge())
-        if age <= 0 || age > historyCount || age > Renderer.historyLength {
+        let age = forcedRedraw != nil || !usesPartialRedraw ? 0 : (givenAge ?? EGLCurrentSurface.bufferAge())
+        if let forcedRedraw {
+            redraw = forcedRedraw
+        } else if age <= 0 || age > historyCount || age > Renderer.historyLength {
             redraw = .everything
         } else {
             for back in 1..<age {
@@ -430,7 +442,6 @@ public final class Renderer {
         history[historyEnd] = thisFrame
         historyEnd = (historyEnd + 1) % Renderer.historyLength
         historyCount += 1
-        forcesFullRedraw = false
         previousFrame = (width, height, clearColor)
 
         prepareCacheTargets()

@@ -287,6 +287,44 @@ public final class ScrollCache {
         return changed.isEmpty ? nil : changed
     }
 
+    /// Takes, once, the paths a scroll takes after the first frame, with this frame's contents (the
+    /// renderer's ``Renderer/warmUp()`` calls it before its own frames): rows brought in at the
+    /// bottom and at the top as strips (scissored clears and draws into the scratch texture, row
+    /// copies into the ring, split where it wraps), and the window copied onto the screen in two
+    /// pieces. Drivers build code for each state they meet: under emulation llvmpipe took
+    /// 120-190 ms for each of the strips' variants, in the first frames that scrolled a pixel.
+    /// Draws into the current framebuffer (a warm-up frame, never presented), then leaves the
+    /// cache as it found it, holding nothing, so that the next frame draws the whole window.
+    func warmUp(width: Int32, height: Int32) {
+        let h = Int(pixelClip.3)
+        guard h > 1, !applied else { return }
+        let (contentRects, contentGlyphs, start) = (rects, glyphs, offset)
+        // The contents moved down the content by `shift` rows (same screen positions), the ring
+        // holding them as at `from` rows earlier: a scroll by `shift - from` rows.
+        for (shift, from) in [(1, 0), (min(7, h - 1), 1), (1, min(7, h - 1))] {
+            rects = contentRects
+            glyphs = contentGlyphs
+            for i in Swift.stride(from: 1, to: rects.count, by: ScrollCache.rectFloats) { rects[i] += Float(shift) }
+            for i in Swift.stride(from: 1, to: glyphs.count, by: ScrollCache.glyphFloats) { glyphs[i] += Float(shift) }
+            ringRects = rects
+            ringGlyphs = glyphs
+            offset = start + shift
+            ringOffset = start + from
+            ringClear = clearColor
+            applied = false
+            _ = prepare(width: width, height: height)
+            let (cx, cy, w, ch) = pixelClip
+            draw(region: (cx, cy, cx + w, cy + ch), height: height)
+        }
+        rects = contentRects
+        glyphs = contentGlyphs
+        ringRects.removeAll(keepingCapacity: true)
+        ringGlyphs.removeAll(keepingCapacity: true)
+        offset = start
+        ringOffset = nil
+        applied = false
+    }
+
     private static func floorDiv(_ a: Int, _ b: Int) -> Int {
         a >= 0 ? a / b : -((-a + b - 1) / b)
     }

@@ -36,7 +36,9 @@ struct PartialRedrawTests {
     /// scene advances in frame i (a still frame changes only the HUD, or nothing).
     /// Returns how many rectangles the tested side left out as hidden, over all frames.
     @discardableResult
-    func compare(width: Int32, height: Int32, chain: Int, frames: Int, moves: (Int) -> Bool,
+    /// `warmsUp`: the tested side first draws a warm-up frame as the demo does before its first
+    /// frame (``Renderer/warmUp()`` after the scene and HUD, into its first buffer, never shown).
+    func compare(width: Int32, height: Int32, chain: Int, frames: Int, moves: (Int) -> Bool, warmsUp: Bool = false,
                  before: (Int, Scene) -> Void = { _, _ in }, after: (Int, Scene) -> Void = { _, _ in },
                  makeScene: (Renderer, _ tested: Bool) -> Scene) throws -> Int {
         let context = try EGLDisplayContext(platform: .surfaceless, alpha: true)
@@ -54,6 +56,13 @@ struct PartialRedrawTests {
         let reference = try side(buffers: 1, fast: false)
         let tested = try side(buffers: chain, fast: true)
         var hudValues = HUDValues()
+        if warmsUp {
+            try tested.buffers[0].beginFrame()
+            tested.renderer.beginFrame(width: width, height: height, clearColor: tested.scene.background)
+            tested.scene.draw()
+            tested.hud.draw(hudValues)
+            tested.renderer.warmUp()
+        }
         var partialFrames = 0, skippedFrames = 0, depthFrames = 0, hidden = 0
         var time = 0
         for i in 0..<frames {
@@ -145,6 +154,26 @@ struct PartialRedrawTests {
         #expect(fractional > 0)
         #expect(copiedOnlyFrames > 0)
         if duration > 1 { #expect(partialCacheFrames > 0) }
+    }
+
+    /// The warm-up takes the paths of later frames (partial redraws, cached layers drawn within
+    /// them, the row cache's strips and ring copies) with the first frame's contents, then leaves
+    /// every cache as it found it: the frames after it are the same, pixel for pixel.
+    @Test("frames after a warm-up are pixel-exact (bounce with HUD; scroll through the row cache)")
+    func afterWarmUp() throws {
+        try compare(width: 200, height: 150, chain: 2, frames: 40, moves: { $0 % 12 < 8 }, warmsUp: true) { renderer, _ in
+            BounceScene(renderer: renderer, views: 60, width: 200, height: 150, seed: 7)
+        }
+        var rowsDrawn: [Int] = []
+        try compare(width: 240, height: 200, chain: 2, frames: 40, moves: { $0 < 30 }, warmsUp: true,
+                    after: { _, scene in (scene as? ScrollScene)?.rowCache.map { rowsDrawn.append($0.rowsDrawn) } }) { renderer, tested in
+            ScrollScene(renderer: renderer, rows: 300, width: 240, height: 200, duration: 3, curve: .easeInOut, cachesRows: tested)
+        }
+        // The cache was used, and its first frame drew only the rows it scrolled in (here 1 of the
+        // view's 200): the ring held the warm-up's last frame at the list's start, not the
+        // warm-up's scrolled strips.
+        #expect(rowsDrawn.count == 40)
+        #expect(rowsDrawn.first == 1)
     }
 
     /// The row cache redraws the rows that scrolled in and nothing else, also in frames where
