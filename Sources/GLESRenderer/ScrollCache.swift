@@ -316,6 +316,7 @@ public final class ScrollCache {
             let (cx, cy, w, ch) = pixelClip
             draw(region: (cx, cy, cx + w, cy + ch), height: height)
         }
+        crossEdges(width: width, height: height)
         rects = contentRects
         glyphs = contentGlyphs
         ringRects.removeAll(keepingCapacity: true)
@@ -323,6 +324,44 @@ public final class ScrollCache {
         offset = start
         ringOffset = nil
         applied = false
+    }
+
+    /// Draws a rectangle and a glyph across each edge of the scratch texture, as the rows of a
+    /// list that fills the window are drawn half scrolled out at the top or bottom: the driver
+    /// clips those with code of its own (its draw module builds a clipping variant of each of this
+    /// cache's programs, which the renderer's warm-up, drawing with its own programs, does not).
+    private func crossEdges(width: Int32, height: Int32) {
+        guard scratchWidth > 0 else { return }
+        var drawFramebuffer: GLint = 0, readFramebuffer: GLint = 0
+        glGetIntegerv(GLenum(GL_DRAW_FRAMEBUFFER_BINDING), &drawFramebuffer)
+        glGetIntegerv(GLenum(GL_READ_FRAMEBUFFER_BINDING), &readFramebuffer)
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), scratch.framebuffer)
+        glViewport(0, 0, width, height)
+        glDisable(GLenum(GL_DEPTH_TEST))
+        glEnable(GLenum(GL_SCISSOR_TEST))
+        glScissor(0, 0, width, height)
+        glEnable(GLenum(GL_BLEND))
+        glBlendFunc(GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
+        let w = Float(width), h = Float(height)
+        let places: [(Float, Float)] = [(-10, h / 2), (w - 10, h / 2), (w / 2, -10), (w / 2, h - 10)]
+        strip.removeAll(keepingCapacity: true)
+        for (x, y) in places { strip.append(contentsOf: [x, y, 20, 20, 0.5, 0, 0, 0.5, 4]) }
+        programs.rect.use(viewport: (w, h), depth: (0, 0))
+        draw(floats: ScrollCache.rectFloats, attributes: RectGlyphPrograms.rectAttributes)
+        let g = atlas.faces[0].glyph(UInt8(ascii: "W"))
+        if g.width > 0 && g.height > 0 {
+            let gw = Float(g.width), gh = Float(g.height)
+            strip.removeAll(keepingCapacity: true)
+            for (x, y) in places {
+                strip.append(contentsOf: [x, y, gw, gh, 0.5, 0, 0, 0.5, Float(g.atlasX), Float(g.atlasY), gw, gh])
+            }
+            programs.useGlyphs(viewport: (w, h), depth: (0, 0), atlasSize: (Float(atlas.width), Float(atlas.height)),
+                               atlasTexture: atlasTexture)
+            draw(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
+        }
+        glDisable(GLenum(GL_SCISSOR_TEST))
+        glBindFramebuffer(GLenum(GL_DRAW_FRAMEBUFFER), GLuint(drawFramebuffer))
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), GLuint(readFramebuffer))
     }
 
     private static func floorDiv(_ a: Int, _ b: Int) -> Int {
