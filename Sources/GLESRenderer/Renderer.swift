@@ -236,7 +236,10 @@ public final class Renderer {
     /// Drivers build code for each combination of state they meet: llvmpipe compiles shader and
     /// clipping variants with LLVM the first time, which takes hundreds of milliseconds under
     /// emulation or on a small CPU. A warm-up frame moves that cost out of the first animated
-    /// frames (one of the first views to cross an edge would otherwise stall a frame).
+    /// frames (one of the first views to cross an edge would otherwise stall a frame). The warm-up
+    /// also redraws in part (as a buffer age makes later frames do: scissored clears and draws,
+    /// cached layers redrawn within them) and takes the row cache's paths (``ScrollCache``): in
+    /// the vkms VM each variant first met mid-scroll cost 120-210 ms, a dozen refreshes.
     public func warmUp() {
         let w = Float(width), h = Float(height)
         let layer = warmUpLayer ?? makeLayer(reserving: 8)
