@@ -198,6 +198,15 @@ public enum EGLCurrentSurface {
         return Int(max(0, age))
     }
 
+    /// Whether the surface current on this thread can tell its back buffer's age at all (a display
+    /// with `EGL_EXT_buffer_age` or `EGL_KHR_partial_update`): without, every frame is drawn whole
+    /// (e.g. llvmpipe on Wayland in Mesa 22.3, which offers neither).
+    public static var tellsBufferAge: Bool {
+        let display = eglGetCurrentDisplay()
+        guard display != nil, eglGetCurrentSurface(EGL_DRAW) != nil else { return false }
+        return EGLDisplayCapabilities.of(display).bufferAge
+    }
+
     /// Declares what this frame draws (`EGL_KHR_partial_update`; pixels, bottom-left origin as
     /// GL's scissor): the driver may then keep the rest of the buffer as it was. Call after
     /// ``bufferAge()`` and before the frame's first drawing. Returns whether the driver took it

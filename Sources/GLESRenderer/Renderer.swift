@@ -240,7 +240,12 @@ public final class Renderer {
     /// also redraws in part (as a buffer age makes later frames do: scissored clears and draws,
     /// cached layers redrawn within them) and takes the row cache's paths (``ScrollCache``): in
     /// the vkms VM each variant first met mid-scroll cost 120-210 ms, a dozen refreshes.
-    public func warmUp() {
+    /// - Parameter partialRedraws: whether later frames may be redrawn in part, so the warm-up
+    ///   draws such frames too; nil: when partial redraw is on and the current EGL surface tells
+    ///   its buffers' age (where it cannot, every frame is whole and those variants would be built
+    ///   for nothing: 17 ms of a 90 ms start with llvmpipe on Wayland). True when the frames will
+    ///   be given ages (``beginFrame(width:height:clearColor:bufferAge:)``).
+    public func warmUp(partialRedraws: Bool? = nil) {
         let w = Float(width), h = Float(height)
         let layer = warmUpLayer ?? makeLayer(reserving: 8)
         warmUpLayer = layer
@@ -261,9 +266,10 @@ public final class Renderer {
         // builds other variants for those, which cost a VM frame 120-150 ms each when first met).
         let minimumOverdraw = depthPassMinimumOverdraw
         let part = Bounds(minX: 1, minY: 1, maxX: w - 1, maxY: h - 1)  // partial, over every layer and clip edge
+        let partly = partialRedraws ?? (usesPartialRedraw && EGLCurrentSurface.tellsBufferAge)
         for overdraw in [Float.infinity, 0] {
             depthPassMinimumOverdraw = overdraw
-            for redraw in [Bounds.everything, part] {
+            for redraw in partly ? [Bounds.everything, part] : [Bounds.everything] {
                 forcedRedraw = redraw
                 for i in layers.indices where layers[i].cached { layers[i].cacheValid = false }
                 endFrame()

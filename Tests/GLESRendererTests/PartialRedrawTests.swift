@@ -37,7 +37,7 @@ struct PartialRedrawTests {
     /// Returns how many rectangles the tested side left out as hidden, over all frames.
     @discardableResult
     /// `warmsUp`: the tested side first draws a warm-up frame as the demo does before its first
-    /// frame (``Renderer/warmUp()`` after the scene and HUD, into its first buffer, never shown).
+    /// frame (``Renderer/warmUp(partialRedraws:)`` after the scene and HUD, into its first buffer, never shown).
     func compare(width: Int32, height: Int32, chain: Int, frames: Int, moves: (Int) -> Bool, warmsUp: Bool = false,
                  before: (Int, Scene) -> Void = { _, _ in }, after: (Int, Scene) -> Void = { _, _ in },
                  makeScene: (Renderer, _ tested: Bool) -> Scene) throws -> Int {
@@ -61,7 +61,7 @@ struct PartialRedrawTests {
             tested.renderer.beginFrame(width: width, height: height, clearColor: tested.scene.background)
             tested.scene.draw()
             tested.hud.draw(hudValues)
-            tested.renderer.warmUp()
+            tested.renderer.warmUp(partialRedraws: true)
         }
         var partialFrames = 0, skippedFrames = 0, depthFrames = 0, hidden = 0
         var time = 0

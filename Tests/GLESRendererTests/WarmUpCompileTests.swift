@@ -41,14 +41,18 @@ struct WarmUpCompileTests {
         }
         """
 
-    /// The scenes of the child: name and how to make it on a renderer of 240x200.
-    static let scenes: [(String, @MainActor (Renderer) -> Scene)] = [
-        ("bounce 60", { BounceScene(renderer: $0, views: 60, width: 240, height: 200, seed: 7) }),
-        ("bounce 2000", { BounceScene(renderer: $0, views: 2000, width: 240, height: 200, seed: 7) }),
-        ("scroll", { ScrollScene(renderer: $0, rows: 300, width: 240, height: 200, duration: 1, curve: .easeInOut) }),
+    /// The runs of the child: name, whether frames are redrawn in part (buffer age 2; else every
+    /// frame whole, as on a surface that cannot tell ages, and the warm-up is told so), and how to
+    /// make the scene on a renderer of 240x200.
+    static let scenes: [(String, Bool, @MainActor (Renderer) -> Scene)] = [
+        ("bounce 60", true, { BounceScene(renderer: $0, views: 60, width: 240, height: 200, seed: 7) }),
+        ("bounce 60 whole", false, { BounceScene(renderer: $0, views: 60, width: 240, height: 200, seed: 7) }),
+        ("bounce 2000", true, { BounceScene(renderer: $0, views: 2000, width: 240, height: 200, seed: 7) }),
+        ("scroll", true, { ScrollScene(renderer: $0, rows: 300, width: 240, height: 200, duration: 1, curve: .easeInOut) }),
+        ("scroll whole", false, { ScrollScene(renderer: $0, rows: 300, width: 240, height: 200, duration: 1, curve: .easeInOut) }),
     ]
 
-    @Test("no LLVM compile in the frames after a warm-up (bounce with HUD, 60 and 2,000 views; scroll through the row cache)",
+    @Test("no LLVM compile in the frames after a warm-up (bounce with HUD, 60 and 2,000 views; scroll through the row cache; redrawn in part and whole)",
           .enabled(if: !isChild))
     func noCompileAfterWarmUp() throws {
         guard !WarmUpCompileTests.underSanitizer else {
@@ -88,13 +92,13 @@ struct WarmUpCompileTests {
 
     /// Runs in the child only: each scene's warm-up, then 64 frames (moving, the HUD changing twice
     /// a second of the virtual clock; the scroll turned back halfway) into two pbuffers used in
-    /// turn (buffer age 2: partial redraws), counting compiles in each part.
+    /// turn (buffer age 2: partial redraws; or 0, whole), counting compiles in each part.
     @Test("child: warm-up and frames, compiles counted", .enabled(if: isChild))
     func child() throws {
         let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "displaylink_jit_probe_count"),
                                   "the probe is not preloaded")
         let count = unsafeBitCast(symbol, to: (@convention(c) () -> UInt).self)
-        for (name, makeScene) in WarmUpCompileTests.scenes {
+        for (name, partly, makeScene) in WarmUpCompileTests.scenes {
             let context = try EGLDisplayContext(platform: .surfaceless, alpha: true)
             let buffers = try (0..<2).map { _ in try EGLWindowSurface(context: context, pbufferWidth: 240, height: 200) }
             try buffers[0].beginFrame()
@@ -105,7 +109,7 @@ struct WarmUpCompileTests {
             renderer.beginFrame(width: 240, height: 200, clearColor: scene.background)
             scene.draw()
             hud.draw(HUDValues())
-            renderer.warmUp()
+            renderer.warmUp(partialRedraws: partly)
             let warmed = count()
             var values = HUDValues()
             for i in 0..<64 {
@@ -114,7 +118,7 @@ struct WarmUpCompileTests {
                 if i == 32 { scene.toggleScroll() }
                 scene.update(frame)
                 values.record(frame)
-                renderer.beginFrame(width: 240, height: 200, clearColor: scene.background, bufferAge: i < 2 ? 0 : 2)
+                renderer.beginFrame(width: 240, height: 200, clearColor: scene.background, bufferAge: partly && i >= 2 ? 2 : 0)
                 scene.draw()
                 hud.draw(values)
                 renderer.endFrame()
