@@ -15,7 +15,7 @@ import EGLGraphics
 ///   or given to ``beginFrame(width:height:clearColor:bufferAge:)``) only the union of what
 ///   changed since that buffer was drawn is cleared and drawn (scissored; with
 ///   `EGL_KHR_partial_update` also declared to the driver). Without an age, everything. This
-///   assumes every ``endFrame()`` is presented (swapped) before the next; ``warmUp()`` and
+///   assumes every ``endFrame()`` is presented (swapped) before the next; ``warmUp(partialRedraws:)`` and
 ///   ``invalidateBuffers()`` start over.
 /// - Rectangles and glyphs wholly outside the viewport or their layer's clip are dropped when added.
 /// - Cached layers (``setCached(_:_:)``): a layer that changes rarely (a HUD) is drawn into a

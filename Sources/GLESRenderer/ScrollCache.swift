@@ -288,7 +288,7 @@ public final class ScrollCache {
     }
 
     /// Takes, once, the paths a scroll takes after the first frame, with this frame's contents (the
-    /// renderer's ``Renderer/warmUp()`` calls it before its own frames): rows brought in at the
+    /// renderer's ``Renderer/warmUp(partialRedraws:)`` calls it before its own frames): rows brought in at the
     /// bottom and at the top as strips (scissored clears and draws into the scratch texture, row
     /// copies into the ring, split where it wraps), and the window copied onto the screen in two
     /// pieces. Drivers build code for each state they meet: under emulation llvmpipe took
