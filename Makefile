@@ -108,10 +108,18 @@ test-sanitizers: deps
 # Benchmarks (not part of make test): frame dispatch and scene update+encode with allocation
 # counts (package-benchmark); instructions per frame of the demo's client under callgrind (bounce
 # at 60 and 20,000 views at 250x250, scroll at 640x480; the stable figure on a shared machine);
-# then side by side under one weston: bounce at 60 vs 20,000 views, and the demo's bounce vs
-# weston-simple-egl (CPU per presented frame).
+# then side by side under one weston: bounce at 60 vs 20,000 views, the demo's bounce vs
+# weston-simple-egl (CPU per presented frame), and the demo's bounce without its HUD vs a peer
+# drawing the same 60 views as a plain GLES 2 client would (Benchmarks/Peers/naive-views.c: one
+# draw call per view, every frame whole; built here with the toolchain's clang).
 CALLGRIND_FRAMES ?= 10
-bench: deps
+PEER_CC ?= clang
+NAIVE_PEER := Benchmarks/.build/naive-views
+$(NAIVE_PEER): Benchmarks/Peers/naive-views.c CWayland/xdg-shell-protocol.c
+	@mkdir -p $(dir $@)
+	$(PEER_CC) -O2 -Wall -Wextra -Wno-unused-parameter $^ -ICWayland/include \
+	  $$(pkg-config --cflags --libs wayland-client wayland-egl egl glesv2) -lm -o $@
+bench: deps $(NAIVE_PEER)
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark --format markdown --no-progress
 	$(SWIFT) build -c release --product displaylink-demo
 	Benchmarks/Scripts/callgrind-frames .build/release/displaylink-demo $(CALLGRIND_FRAMES)
@@ -120,6 +128,8 @@ bench: deps
 	  --compare-views 60,20000 --seconds $(PACING_SECONDS)
 	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene bounce \
 	  --views 60 --seconds $(PACING_SECONDS)
+	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene bounce \
+	  --views 60 --no-hud --seconds $(PACING_SECONDS) --peer "$(NAIVE_PEER) --views 60 --size 250x250"
 
 # Pacing: weston-simple-egl vs the demo on one private headless weston, same size and time; then
 # one table of the demo's target error (median, p99, start-up included, first ten frames) on

@@ -1,9 +1,10 @@
-// Pacing benchmark: on one private headless weston, runs weston-simple-egl and then the demo's
-// client at the same size for the same time, and prints each one's presented frame rate (from
+// Pacing benchmark: on one private headless weston, runs a peer client (weston-simple-egl unless
+// --peer names another) and then the demo's client at the same size for the same time, and prints each one's presented frame rate (from
 // weston's own timeline, so both are measured the same way), presentation intervals, CPU per
 // presented frame, and the demo's prediction error.
 //
-//   PacingBenchmark --demo PATH [--seconds S] [--size 250] [--scene quad|bounce] [--views N]
+//   PacingBenchmark --demo PATH [--seconds S] [--size 250] [--scene quad|bounce] [--views N] [--no-hud]
+//                   [--peer "COMMAND ARGS"]   (default weston-simple-egl; stopped with SIGINT)
 import Foundation
 import DisplayLinkWaylandTesting
 
@@ -18,6 +19,7 @@ struct Options {
     var scene = "bounce"
     var extra: [String] = []
     var compareViews: [Int] = []
+    var peer = ["weston-simple-egl"]
 
     init(_ args: [String]) {
         var i = 0
@@ -29,6 +31,8 @@ struct Options {
             case "--size": size = Int(v) ?? size; i += 1
             case "--scene": scene = v; i += 1
             case "--views": extra += ["--views", v]; i += 1
+            case "--no-hud": extra += ["--no-hud"]
+            case "--peer": peer = v.split(separator: " ").map(String.init); i += 1
             case "--compare-views": compareViews = v.split(separator: ",").compactMap { Int($0) }; i += 1
             default: complain("PacingBenchmark: unknown argument \(a)\n"); exit(2)
             }
@@ -156,7 +160,7 @@ func printTable(_ results: [RunResult]) {
 
 let reportPath = weston.runtimeDirectory + "/pacing-report.json"
 print("Pacing benchmark: one private headless weston (pixman), \(size) windows, \(f(options.seconds, 1)) s each, first \(warmUp) s not counted.")
-print("Presentation times: the demo's own wp_presentation feedback; weston-simple-egl's from weston's repaint timeline.")
+print("Presentation times: the demo's own wp_presentation feedback; the peer's from weston's repaint timeline.")
 if options.compareViews.count == 2 {
     // Same scene at two sizes: does scene size cost cadence?
     var results: [RunResult] = []
@@ -170,15 +174,17 @@ if options.compareViews.count == 2 {
     let ratio = results[1].presentedRate / max(results[0].presentedRate, 1e-9)
     print("presented-rate ratio (\(options.compareViews[1]) views / \(options.compareViews[0]) views): \(f(ratio)) (goal ≥ 0.98)")
 } else {
-    let peer = measure("weston-simple-egl", ["weston-simple-egl"], stopAfter: options.seconds, report: nil)
-    let ours = measure("displaylink-demo \(options.scene)",
+    let peerName = (options.peer[0] as NSString).lastPathComponent
+    let peer = measure(peerName, options.peer, stopAfter: options.seconds, report: nil)
+    let ours = measure("displaylink-demo \(options.scene)" + (options.extra.contains("--no-hud") ? " (no HUD)" : ""),
                        [options.demo, options.scene, "--backend", "wayland", "--size", size, "--seconds", String(options.seconds),
                         "--report", reportPath] + options.extra, stopAfter: nil, report: reportPath)
     printTable([peer, ours])
     let ratio = ours.presentedRate / max(peer.presentedRate, 1e-9)
     let cpuRatio = ours.cpuPerFrame / max(peer.cpuPerFrame, 1e-12)
-    print("presented-rate ratio (demo / simple-egl): \(f(ratio)) (goal ≥ 1.00)")
-    print("CPU per presented frame ratio (demo / simple-egl): \(f(cpuRatio)) (goal ≤ 1.00)")
+    let goals = peerName == "weston-simple-egl"
+    print("presented-rate ratio (demo / \(peerName)): \(f(ratio))" + (goals ? " (goal ≥ 1.00)" : ""))
+    print("CPU per presented frame ratio (demo / \(peerName)): \(f(cpuRatio))" + (goals ? " (goal ≤ 1.00)" : ""))
     if let e = ours.report?["median_prediction_error"] as? Double {
         print("median abs(targetTimestamp − presented): \(f(e * 1000)) ms (goal < 0.5 ms)")
     }
