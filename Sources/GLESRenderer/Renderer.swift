@@ -263,7 +263,7 @@ public final class Renderer {
         // Both ways of drawing: blended only, and with the opaque pass (when there is a depth
         // buffer); each whole, then partly redrawn (scissored clears and draws, and cached layers
         // drawn into their textures within such a frame, as a buffer age makes them: llvmpipe
-        // builds other variants for those, which cost a VM frame 120-150 ms each when first met).
+        // builds other variants for those, which cost a VM frame 120-210 ms each when first met).
         let minimumOverdraw = depthPassMinimumOverdraw
         let part = Bounds(minX: 1, minY: 1, maxX: w - 1, maxY: h - 1)  // partial, over every layer and clip edge
         let partly = partialRedraws ?? (usesPartialRedraw && EGLCurrentSurface.tellsBufferAge)
