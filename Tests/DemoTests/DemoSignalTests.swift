@@ -1,15 +1,28 @@
 import Foundation
 import Testing
 
-/// The pids of processes whose command line contains `text`.
-func processes(matching text: String) -> [Int32] {
+/// The pids of processes whose command line contains `text` (and whose parent is `parent`, when
+/// given: a process that weston forks to start a helper client carries weston's command line
+/// until it execs, so counting by command line alone sometimes finds two).
+func processes(matching text: String, parent: Int32? = nil) -> [Int32] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     return entries.compactMap { name -> Int32? in
         guard let pid = Int32(name), let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline") else { return nil }
         let line = String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self)
         // A zombie has an empty command line: only live processes match.
-        return line.contains(text) ? pid : nil
+        guard line.contains(text) else { return nil }
+        return parent == nil || parentPID(of: pid) == parent ? pid : nil
     }
+}
+
+/// The parent's pid from `/proc/PID/stat` (the field after the state, which follows the name in
+/// parentheses), nil when the process is gone.
+func parentPID(of pid: Int32) -> Int32? {
+    guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return nil }
+    let stat = String(decoding: data, as: UTF8.self)
+    guard let close = stat.lastIndex(of: ")") else { return nil }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    return fields.count > 1 ? Int32(fields[1]) : nil
 }
 
 @Suite("The demo's private compositor and signals", .serialized)
@@ -33,7 +46,7 @@ struct DemoSignalTests {
         while processes(matching: marker).isEmpty && process.isRunning && clock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        let westons = processes(matching: marker)
+        let westons = processes(matching: marker, parent: process.processIdentifier)
         #expect(westons.count == 1, "the demo's weston was not found")
         // Whatever the demo is doing when the signal comes (warming up, drawing, waiting for a
         // callback), the signal ends it cleanly: no waiting for a moment when it "should" be drawing.

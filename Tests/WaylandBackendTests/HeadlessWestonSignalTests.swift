@@ -4,12 +4,20 @@ import Testing
 
 let isWestonSignalProbe = ProcessInfo.processInfo.environment["DISPLAYLINK_WESTON_SIGNAL_PROBE"] == "1"
 
-/// The live processes whose command line contains `text`.
-func liveProcesses(matching text: String) -> [Int32] {
+/// The live processes whose command line contains `text` (and whose parent is `parent`, when
+/// given: a process that weston forks to start a helper client carries weston's command line
+/// until it execs, so counting by command line alone sometimes finds two).
+func liveProcesses(matching text: String, parent: Int32? = nil) -> [Int32] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
     return entries.compactMap { name -> Int32? in
-        guard let pid = Int32(name), let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline") else { return nil }
-        return String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).contains(text) ? pid : nil
+        guard let pid = Int32(name), let data = FileManager.default.contents(atPath: "/proc/\(name)/cmdline"),
+              String(decoding: data.map { $0 == 0 ? 32 : $0 }, as: UTF8.self).contains(text) else { return nil }
+        guard let parent else { return pid }
+        // The parent's pid: the field after the state, which follows the name in parentheses.
+        guard let stat = FileManager.default.contents(atPath: "/proc/\(name)/stat").map({ String(decoding: $0, as: UTF8.self) }),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 1 && Int32(fields[1]) == parent ? pid : nil
     }
 }
 
@@ -56,7 +64,7 @@ struct HeadlessWestonSignalTests {
             if n > 0 { text += String(decoding: buffer[0..<n], as: UTF8.self) } else { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(text.contains("probe-weston-ready"), "the probe never started its weston: \(text)")
-        #expect(liveProcesses(matching: marker).count == 1, "the probe's weston is not running")
+        #expect(liveProcesses(matching: marker, parent: process.processIdentifier).count == 1, "the probe's weston is not running")
         kill(process.processIdentifier, SIGTERM)
         deadline = clock.now + .seconds(30)
         while process.isRunning && clock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
