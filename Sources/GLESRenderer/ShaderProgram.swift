@@ -88,9 +88,7 @@ struct ShaderProgram {
 ///   texture coordinates are interpolated.
 /// - GLSL ES 1.00 on GLES 2 (no `flat`): the same values, interpolated (and so the same pixels).
 ///
-/// `IN`, `OUT`, `FLAT_IN`, `FLAT_OUT` and `FRAG_COLOR` stand for each dialect's words; `LAYER_TEXEL`
-/// (a cached layer's texel under the fragment), `ATLAS_TEXEL` and `ATLAS_COORDINATE` (the glyph atlas
-/// at texel coordinates on GLES 3, normalised ones on GLES 2) for its texture reads.
+/// `IN`, `OUT`, `FLAT_IN`, `FLAT_OUT`, `FRAG_COLOR` and `TEXTURE` stand for each dialect's words.
 enum Shaders {
     enum Dialect {
         case es100, es300
@@ -101,9 +99,8 @@ enum Shaders {
     static func vertexHeader(_ dialect: Dialect) -> String {
         let words = switch dialect {
         case .es300: "#version 300 es\n#define IN in\n#define OUT out\n#define FLAT_OUT flat out\n"
-            + "#define INSTANCE_INDEX float(gl_InstanceID)\n#define ATLAS_COORDINATE(t) (t)\n"
+            + "#define INSTANCE_INDEX float(gl_InstanceID)\n"
         case .es100: "#define IN attribute\n#define OUT varying\n#define FLAT_OUT varying\n#define INSTANCE_INDEX 0.0\n"
-            + "#define ATLAS_COORDINATE(t) ((t) / u_atlas_size)\n"
         }
         return words + """
             uniform vec2 u_viewport;
@@ -126,18 +123,10 @@ enum Shaders {
         switch dialect {
         case .es300:
             "#version 300 es\nprecision highp float;\n#define IN in\n#define FLAT_IN flat in\n"
-                + "out vec4 fragColor;\n#define FRAG_COLOR fragColor\n"
-                // Texels fetched at integer coordinates: the texel nearest sampling picks (both
-                // textures are sampled 1:1, nearest), without llvmpipe's per-pixel coordinate
-                // wrapping and filtering code. Measured under callgrind (the quad scene with its
-                // HUD, 250x250): compositing the HUD's texture took 620,000 of the frame's 996,000
-                // instructions with texture(), and the frame 348,000 in all with texelFetch.
-                + "#define LAYER_TEXEL(s, uv) texelFetch(s, ivec2(gl_FragCoord.xy), 0)\n"
-                + "#define ATLAS_TEXEL(s, t) texelFetch(s, ivec2(t), 0)\n"
+                + "out vec4 fragColor;\n#define FRAG_COLOR fragColor\n#define TEXTURE texture\n"
         case .es100:
             "#ifdef GL_FRAGMENT_PRECISION_HIGH\nprecision highp float;\n#else\nprecision mediump float;\n#endif\n"
-                + "#define IN varying\n#define FLAT_IN varying\n#define FRAG_COLOR gl_FragColor\n"
-                + "#define LAYER_TEXEL(s, uv) texture2D(s, uv)\n#define ATLAS_TEXEL(s, t) texture2D(s, t)\n"
+                + "#define IN varying\n#define FLAT_IN varying\n#define FRAG_COLOR gl_FragColor\n#define TEXTURE texture2D\n"
         }
     }
 
@@ -222,7 +211,7 @@ enum Shaders {
             uniform sampler2D u_layer;
             IN vec2 v_uv;
             void main() {
-                FRAG_COLOR = LAYER_TEXEL(u_layer, v_uv);
+                FRAG_COLOR = TEXTURE(u_layer, v_uv);
             }
             """
     }
@@ -238,7 +227,7 @@ enum Shaders {
             FLAT_OUT vec4 v_color;
             void main() {
                 vec2 p = a_rect.xy + a_corner * a_rect.zw;
-                v_uv = ATLAS_COORDINATE(a_uv.xy + a_corner * a_uv.zw);
+                v_uv = (a_uv.xy + a_corner * a_uv.zw) / u_atlas_size;
                 v_color = a_color;
                 gl_Position = clip_position(p, instance_depth(INSTANCE_INDEX));
             }
@@ -251,7 +240,7 @@ enum Shaders {
             IN vec2 v_uv;
             FLAT_IN vec4 v_color;
             void main() {
-                float a = v_color.a * ATLAS_TEXEL(u_atlas, v_uv).a;
+                float a = v_color.a * TEXTURE(u_atlas, v_uv).a;
                 FRAG_COLOR = vec4(v_color.rgb * a, a);
             }
             """
