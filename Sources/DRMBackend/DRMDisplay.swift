@@ -681,7 +681,7 @@ public final class DRMDisplay: FrameSource {
             }
             let source = DispatchSource.makeReadSource(fileDescriptor: timerFD, queue: .main)
             source.setEventHandler { [weak self] in
-                MainActor.assumeIsolated { self?.timerFired() }
+                onMainActor(self) { $0?.timerFired() }
             }
             timerSource = source
             source.resume()
@@ -862,7 +862,7 @@ public final class DRMDisplay: FrameSource {
     private func startEventLoop() {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: .main)
         source.setEventHandler { [weak self] in
-            MainActor.assumeIsolated { self?.readEvents() }
+            onMainActor(self) { $0?.readEvents() }
         }
         readSource = source
         source.resume()
@@ -1033,14 +1033,18 @@ public final class DRMDisplay: FrameSource {
 
     // MARK: C callbacks
 
+    // Every frame passes through these and the event source's handler: `onMainActor` rather than
+    // `MainActor.assumeIsolated`, which allocates and makes a system call per call. libdrm calls
+    // them from `drmHandleEvent`, which `readEvents` makes on the main actor.
+
     /// Both page-flip callbacks (with and without the CRTC id) report the same thing.
     private nonisolated static func flipCompleted(_ sequence: UInt32, _ seconds: UInt32, _ microseconds: UInt32,
                                                   _ data: UnsafeMutableRawPointer?) {
         guard let data else { return }
         let display = Unmanaged<DRMDisplay>.fromOpaque(data).takeUnretainedValue()
         let nanoseconds = Int64(seconds) * 1_000_000_000 + Int64(microseconds) * 1000  // < 2⁶³: no overflow
-        MainActor.assumeIsolated {
-            display.flipEvent(sequence32: sequence, time: MonotonicInstant(nanoseconds: nanoseconds))
+        onMainActor((display, sequence, MonotonicInstant(nanoseconds: nanoseconds))) { event in
+            event.0.flipEvent(sequence32: event.1, time: event.2)
         }
     }
 
@@ -1056,8 +1060,8 @@ public final class DRMDisplay: FrameSource {
         _, sequence, nanoseconds, token in
         guard let pointer = UnsafeMutableRawPointer(bitPattern: UInt(token)) else { return }
         let display = Unmanaged<DRMDisplay>.fromOpaque(pointer).takeUnretainedValue()
-        MainActor.assumeIsolated {
-            display.vblankEvent(sequence: sequence, time: MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds)))
+        onMainActor((display, sequence, MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds)))) { event in
+            event.0.vblankEvent(sequence: event.1, time: event.2)
         }
     }
 }

@@ -459,30 +459,44 @@ public final class WaylandFrameSource: FrameSource {
         Unmanaged<WaylandFrameSource>.fromOpaque(data!).takeUnretainedValue()
     }
 
+    // Every frame passes through these two: `onMainActor` rather than `MainActor.assumeIsolated`,
+    // which allocates and makes a system call per call. They run inside the connection's
+    // dispatch, which it makes on the main actor.
     private nonisolated(unsafe) static let callbackListener = WaylandListeners.make(wl_callback_listener(
         done: { data, callback, _ in
             // The `ms` argument is deliberately ignored: see the type's notes.
-            nonisolated(unsafe) let callback = callback
-            let object = WaylandFrameSource.from(data)
-            MainActor.assumeIsolated { object.frameDone(callback) }
+            onMainActor((WaylandFrameSource.from(data), callback)) { arguments in
+                arguments.0.frameDone(arguments.1)
+            }
         }
     ))
+
+    private struct Presented {
+        var source: WaylandFrameSource
+        var feedback: OpaquePointer?
+        var seconds: UInt64
+        var nanoseconds: UInt32
+        var refresh: UInt32
+        var sequence: UInt64
+        var flags: UInt32
+    }
 
     private nonisolated(unsafe) static let feedbackListener = WaylandListeners.make(wp_presentation_feedback_listener(
         sync_output: { _, _, _ in },
         presented: { data, feedback, secondsHigh, secondsLow, nanoseconds, refresh, sequenceHigh, sequenceLow, flags in
-            nonisolated(unsafe) let feedback = feedback
-            let object = WaylandFrameSource.from(data)
-            MainActor.assumeIsolated {
-                object.presented(
-                    feedback, seconds: UInt64(secondsHigh) << 32 | UInt64(secondsLow), nanoseconds: nanoseconds,
-                    refresh: refresh, sequence: UInt64(sequenceHigh) << 32 | UInt64(sequenceLow), flags: flags)
+            let presented = Presented(
+                source: WaylandFrameSource.from(data), feedback: feedback,
+                seconds: UInt64(secondsHigh) << 32 | UInt64(secondsLow), nanoseconds: nanoseconds, refresh: refresh,
+                sequence: UInt64(sequenceHigh) << 32 | UInt64(sequenceLow), flags: flags)
+            onMainActor(presented) { p in
+                p.source.presented(p.feedback, seconds: p.seconds, nanoseconds: p.nanoseconds,
+                                   refresh: p.refresh, sequence: p.sequence, flags: p.flags)
             }
         },
         discarded: { data, feedback in
-            nonisolated(unsafe) let feedback = feedback
-            let object = WaylandFrameSource.from(data)
-            MainActor.assumeIsolated { object.discarded(feedback) }
+            onMainActor((WaylandFrameSource.from(data), feedback)) { arguments in
+                arguments.0.discarded(arguments.1)
+            }
         }
     ))
 }
