@@ -61,7 +61,13 @@ public final class WaylandConnection {
     public private(set) var keyboard: WaylandKeyboard?
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
-    private var afterDispatchHandlers: [() -> Void] = []
+    /// Run after every dispatch, so every frame: each closure in a struct, which holds it as it is
+    /// (an array of bare closures holds them in a general form, and calling one then allocates a
+    /// thunk in unoptimised builds).
+    private struct AfterDispatchHandler {
+        let run: () -> Void
+    }
+    private var afterDispatchHandlers: [AfterDispatchHandler] = []
     private var errorHandlers: [(WaylandError) -> Void] = []
     private let options: Options
 
@@ -233,7 +239,7 @@ public final class WaylandConnection {
     /// Runs `handler` after each batch of events is dispatched (frame sources deliver refreshes
     /// there, once the batch's presentation feedback has been read too).
     func addAfterDispatchHandler(_ handler: @escaping () -> Void) {
-        afterDispatchHandlers.append(handler)
+        afterDispatchHandlers.append(AfterDispatchHandler(run: handler))
     }
 
     func addErrorHandler(_ handler: @escaping (WaylandError) -> Void) {
@@ -303,7 +309,7 @@ public final class WaylandConnection {
     func dispatchPending() {
         guard error == nil else { return }
         guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
-        for handler in afterDispatchHandlers { handler() }
+        for handler in afterDispatchHandlers { handler.run() }
         flush()
     }
 

@@ -387,7 +387,7 @@ public final class WaylandFrameSource: FrameSource {
         timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
                        leeway: .nanoseconds(nanos / 10))
         timer.setEventHandler { [weak self] in
-            MainActor.assumeIsolated { self?.watchdogFired() }
+            onMainActor(self) { $0?.watchdogFired() }
         }
         watchdog = timer
         timer.resume()

@@ -31,17 +31,27 @@ struct DemoProcess {
         return environment
     }
 
-    /// Runs the demo with `arguments`, connected to `weston` when given, with no display otherwise.
-    static func run(_ arguments: [String], weston: HeadlessWeston?) throws -> DemoProcess {
+    /// Runs the demo with `arguments`, connected to `weston` when given, with no display otherwise;
+    /// `extraEnvironment` is added to its environment.
+    static func run(_ arguments: [String], weston: HeadlessWeston?, extraEnvironment: [String: String] = [:]) throws -> DemoProcess {
+        try execute(binary, arguments, environment: environment(for: weston).merging(extraEnvironment) { $1 })
+    }
+
+    /// Runs a shell command line (`/bin/sh -c`) in the test's environment.
+    static func shell(_ command: String) throws -> DemoProcess {
+        try execute("/bin/sh", ["-c", command], environment: ProcessInfo.processInfo.environment)
+    }
+
+    private static func execute(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> DemoProcess {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = environment(for: weston)
+        process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // A hung demo must fail the test, not hang it: kill it after 120 s.
+        // A hung process must fail the test, not hang it: kill it after 120 s.
         let pid = process.processIdentifier
         let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
