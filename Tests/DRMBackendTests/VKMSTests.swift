@@ -88,17 +88,32 @@ struct Child {
         return !stat[close...].hasPrefix(") Z")
     }
 
-    /// Waits without blocking the main actor; kills the child after 90 s and returns nil.
+    /// Waits without blocking the main actor; kills the child after 90 s and returns nil. A child
+    /// that SIGKILL does not end within 30 s more is stuck in the kernel: its kernel stack is
+    /// printed (what it waits on) and it is left behind rather than waited for without end.
     @MainActor
     func wait() async -> Int32? {
         var status: Int32 = 0
         let ended = await waitFor(.seconds(90)) { waitpid(pid, &status, WNOHANG) == pid }
         guard ended else {
+            print("[child \(pid)] still running after 90 s: \(kernelState)")
             kill(pid, SIGKILL)
-            waitpid(pid, &status, 0)
+            if await !waitFor(.seconds(30), { waitpid(pid, &status, WNOHANG) == pid }) {
+                print("[child \(pid)] not ended by SIGKILL after 30 s: \(kernelState)")
+            }
             return nil
         }
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// The child's state, what it waits on in the kernel and its kernel stack (as root).
+    var kernelState: String {
+        func read(_ name: String) -> String {
+            ((try? String(contentsOfFile: "/proc/\(pid)/\(name)", encoding: .utf8)) ?? "?")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let state = read("status").split(separator: "\n").first { $0.hasPrefix("State:") } ?? "State: ?"
+        return "\(state), wchan \(read("wchan")), kernel stack:\n\(read("stack"))"
     }
 }
 
@@ -397,9 +412,11 @@ struct VKMSTests {
         // SIGTERM mid-run: a clean exit, and the CRTC is back.
         let long = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--seconds", "600"])
         // Terminate once it is really on screen (its framebuffer is on the CRTC).
+        print("[drm/\(api)] demo started for SIGTERM (pid \(long.pid)); waiting for its framebuffer on the CRTC")
         let onScreen = await waitFor(.seconds(120)) { crtc.state?.buffer != before?.buffer || !long.isRunning }
         #expect(onScreen && long.isRunning, "the demo never set its mode")
         kill(long.pid, SIGTERM)
+        print("[drm/\(api)] SIGTERM sent to the demo once on screen")
         #expect(await long.wait() == 0)
         #expect(crtc.state?.buffer == before?.buffer)
     }
