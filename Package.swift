@@ -108,7 +108,11 @@ let package = Package(
             dependencies: ["FrameSchedulers", "DisplayLinkCore", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
-        .testTarget(name: "GLESRendererTests", dependencies: ["GLESRenderer", "EGLGraphics", "Scenes", "Motion", "DisplayLinkCore"], swiftSettings: strict),
+        .testTarget(
+            name: "GLESRendererTests",
+            dependencies: ["GLESRenderer", "EGLGraphics", "Scenes", "Motion", "DisplayLinkCore", "DisplayLinkWaylandTesting"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "DRMBackendTests",
             dependencies: ["DRMBackend", "DisplaySurface", "DisplayLinkCore", "GLESRenderer", "displaylink-demo"],

@@ -50,34 +50,17 @@ struct DemoAllocationTests {
         }
         """
 
-    /// Under a sanitizer the demo could not preload the probe before the sanitizer's runtime.
-    static var underSanitizer: Bool {
-        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
-            || dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
-    }
-
-    static func buildProbe(in directory: URL) throws -> String {
-        let source = directory.appendingPathComponent("alloc-probe.c"), library = directory.appendingPathComponent("alloc-probe.so")
-        try probeSource.write(to: source, atomically: true, encoding: .utf8)
-        let found = try DemoProcess.shell("command -v clang || command -v cc")
-        let compiler = found.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(!compiler.isEmpty, "no C compiler (clang or cc) on PATH to build the probe")
-        let build = try DemoProcess.shell("'\(compiler)' -O2 -shared -fPIC '\(source.path)' -o '\(library.path)' -ldl")
-        try #require(build.status == 0, "building the probe failed: \(build.stderr)")
-        return library.path
-    }
-
     @Test("frames 40 to 140 allocate nothing on the main thread (quad, bounce with its HUD, scroll)",
           arguments: [["quad"], ["bounce", "--views", "60"], ["scroll"]])
     func noAllocationPerFrame(scene: [String]) throws {
-        guard !DemoAllocationTests.underSanitizer else {
+        guard !PreloadLibrary.underSanitizer else {
             print("DemoAllocationTests: skipped under a sanitizer (the probe cannot be preloaded before its runtime)")
             return
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("alloc-probe-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let probe = try DemoAllocationTests.buildProbe(in: directory)
+        let probe = try PreloadLibrary.build(DemoAllocationTests.probeSource, named: "alloc-probe", in: directory)
         let weston = try HeadlessWeston()
         defer { weston.stop() }
         let demo = try DemoProcess.run(scene + ["--backend", "wayland", "--size", "250x250", "--frames", "160"],

@@ -37,11 +37,6 @@ struct DemoProcess {
         try execute(binary, arguments, environment: environment(for: weston).merging(extraEnvironment) { $1 })
     }
 
-    /// Runs a shell command line (`/bin/sh -c`) in the test's environment.
-    static func shell(_ command: String) throws -> DemoProcess {
-        try execute("/bin/sh", ["-c", command], environment: ProcessInfo.processInfo.environment)
-    }
-
     private static func execute(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> DemoProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)

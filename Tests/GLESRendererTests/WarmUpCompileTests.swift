@@ -4,6 +4,7 @@ import Foundation
 import GLESRenderer
 import Scenes
 import Testing
+import DisplayLinkWaylandTesting
 
 /// llvmpipe builds code with LLVM for each combination of state a draw first meets: in the vkms VM
 /// (qemu without KVM) 120-250 ms each, so a combination first met mid-animation costs a dozen
@@ -22,12 +23,6 @@ import Testing
 struct WarmUpCompileTests {
     nonisolated static let childVariable = "DISPLAYLINK_JIT_PROBE_CHILD"
     nonisolated static var isChild: Bool { ProcessInfo.processInfo.environment[childVariable] != nil }
-    /// Under a sanitizer the child could not preload the probe before the sanitizer's runtime.
-    static var underSanitizer: Bool {
-        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
-            || dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
-    }
-
     static let probeSource = """
         #define _GNU_SOURCE
         #include <dlfcn.h>
@@ -55,24 +50,18 @@ struct WarmUpCompileTests {
     @Test("no LLVM compile in the frames after a warm-up (bounce with HUD, 60 and 2,000 views; scroll through the row cache; redrawn in part and whole)",
           .enabled(if: !isChild))
     func noCompileAfterWarmUp() throws {
-        guard !WarmUpCompileTests.underSanitizer else {
+        guard !PreloadLibrary.underSanitizer else {
             print("WarmUpCompileTests: skipped under a sanitizer (the probe cannot be preloaded before its runtime)")
             return
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jit-probe-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let source = directory.appendingPathComponent("probe.c"), library = directory.appendingPathComponent("probe.so")
-        try WarmUpCompileTests.probeSource.write(to: source, atomically: true, encoding: .utf8)
-        let compiler = try run("/usr/bin/env", ["sh", "-c", "command -v clang || command -v cc"], environment: nil)
-            .output.trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(!compiler.isEmpty, "no C compiler (clang or cc) on PATH to build the probe")
-        let build = try run(compiler, ["-O2", "-shared", "-fPIC", source.path, "-o", library.path, "-ldl"], environment: nil)
-        try #require(build.status == 0, "building the probe failed: \(build.output)")
+        let library = try PreloadLibrary.build(WarmUpCompileTests.probeSource, named: "jit-probe", in: directory)
 
         var environment = ProcessInfo.processInfo.environment
         environment[WarmUpCompileTests.childVariable] = "1"
-        environment["LD_PRELOAD"] = library.path
+        environment["LD_PRELOAD"] = library
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let child = try run(me, ["--testing-library", "swift-testing", "--filter", "WarmUpCompileTests"], environment: environment)
         let lines = child.output.split(separator: "\n").filter { $0.hasPrefix("jit-probe ") }
