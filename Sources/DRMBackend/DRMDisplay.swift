@@ -290,6 +290,12 @@ public final class DRMDisplay: FrameSource {
     /// Unbinds the GL context from this thread.
     public func releaseCurrent() { surface.releaseCurrent() }
 
+    /// Whether the context stays current after a flip's swap (see ``EGLWindowSurface/staysCurrentAfterSwap``).
+    public var staysCurrentAfterSwap: Bool {
+        get { surface.staysCurrentAfterSwap }
+        set { surface.staysCurrentAfterSwap = newValue }
+    }
+
     /// Before the first frame: draws with `draw` into each buffer of the GBM surface in turn (up
     /// to four, as many as it hands out), and registers each for scanout (framebuffer, mapping),
     /// then gives them all back. Nothing is shown: the mode is set by the first presented frame.

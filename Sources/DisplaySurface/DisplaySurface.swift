@@ -271,14 +271,18 @@ public final class DisplaySurface: FrameSource {
         }
     }
 
-    /// Presents what was drawn since ``beginFrame()`` and releases the context from this thread.
-    /// `damage` (pixels, top-left origin) is the changed region when the compositor can use it
-    /// (nil: everything); DRM/KMS always flips the whole frame.
+    /// Presents what was drawn since ``beginFrame()`` and releases the context from this thread,
+    /// unless ``runMainLoop()`` runs: then the main thread draws every frame and the context stays
+    /// current on it (no `eglMakeCurrent` per frame). `damage` (pixels, top-left origin) is the
+    /// changed region when the compositor can use it (nil: everything); DRM/KMS always flips the
+    /// whole frame.
     public func present(damage: PixelRect? = nil) throws(DisplaySurfaceError) {
         try checkOpen()
         if let eglWindow {
+            eglWindow.staysCurrentAfterSwap = MainLoop.isRunning
             do { try eglWindow.swapBuffers(damage: damage) } catch { throw .graphics(DisplaySurface.explain(error)) }
         } else if let display {
+            display.staysCurrentAfterSwap = MainLoop.isRunning
             do { try display.present() } catch { throw .drm(error) }
         }
     }

@@ -54,7 +54,11 @@ struct MainQueueDrain {
 
 @MainActor
 enum MainLoop {
+    /// Whether the loop runs: every frame is then drawn on the main thread.
+    static private(set) var isRunning = false
+
     static func run(_ mainQueue: MainQueueDrain) -> Never {
+        isRunning = true
         var connections: [WaylandConnection] = []
         var descriptors = [pollfd](repeating: pollfd(), count: 8)
         var polled = [Int](repeating: 0, count: 8)  // the connection behind descriptors[k + 1]

@@ -136,8 +136,15 @@ public final class EGLWindowSurface {
         bound = false
     }
 
+    /// Whether the context stays current on the drawing thread after a swap (default: released,
+    /// so that whichever thread draws the next frame can bind it). Set it where one thread draws
+    /// every frame (``DisplaySurface``'s main loop does): binding and releasing cost two
+    /// `eglMakeCurrent` calls a frame, each a driver flush check and a system call in libglvnd.
+    /// ``beginFrame()`` still binds the context when something else was made current meanwhile.
+    public var staysCurrentAfterSwap = false
+
     private func releaseAfterSwap() {
-        if bound { release() }
+        if bound && !staysCurrentAfterSwap { release() }
     }
 
     /// Presents the back buffer with one damage rectangle (nil: everything). Allocation-free.

@@ -68,6 +68,12 @@ public final class WaylandEGLWindow {
         surface.releaseCurrent()
     }
 
+    /// Whether the context stays current after a swap (see ``EGLWindowSurface/staysCurrentAfterSwap``).
+    public var staysCurrentAfterSwap: Bool {
+        get { surface.staysCurrentAfterSwap }
+        set { surface.staysCurrentAfterSwap = newValue }
+    }
+
     /// Presents the frame: swaps (committing the surface with the frame source's pending frame
     /// request and feedback) with `damage` as the changed region (nil: everything).
     public func swapBuffers(damage: PixelRect? = nil) throws(EGLError) {
