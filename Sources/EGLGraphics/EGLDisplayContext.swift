@@ -38,6 +38,13 @@ struct EGLDisplayCapabilities {
         known.withLock { $0[UInt(bitPattern: display)] } ?? EGLDisplayCapabilities()
     }
 
+    /// Whether any display initialised here tells buffer ages: where none does (llvmpipe on
+    /// Wayland in Mesa 22.3), asking which surface is current each frame is needless (two EGL
+    /// calls, each a system call in libglvnd).
+    static var anyTellsBufferAge: Bool {
+        known.withLock { displays in displays.values.contains { $0.bufferAge } }
+    }
+
     static func record(_ display: EGLDisplay, _ capabilities: EGLDisplayCapabilities) {
         known.withLock { $0[UInt(bitPattern: display)] = capabilities }
     }

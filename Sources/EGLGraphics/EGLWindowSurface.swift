@@ -197,6 +197,7 @@ public enum EGLCurrentSurface {
     /// ``EGLWindowSurface/bufferAge``); 0 when none is current, for pbuffers, and on drivers
     /// without `EGL_EXT_buffer_age`.
     public static func bufferAge() -> Int {
+        guard EGLDisplayCapabilities.anyTellsBufferAge else { return 0 }
         let display = eglGetCurrentDisplay()
         guard display != nil, let surface = eglGetCurrentSurface(EGL_DRAW),
               EGLDisplayCapabilities.of(display).bufferAge else { return 0 }
