@@ -21,6 +21,9 @@ final class DemoRunner {
     let renderer: Renderer
     let hud: HUDOverlay
     let options: RunOptions
+    /// The options every frame reads, as plain values (a parsed option's getter costs a generic
+    /// metadata lookup and a copy each time).
+    private let perFrame: (fixedStep: Double, hud: Bool, screenshot: Bool, frames: Int?, seconds: Double?)
     /// Whether the surface is on a private weston this run started (--headless).
     let headlessWeston: Bool
     private var link: DisplayLink?
@@ -49,6 +52,7 @@ final class DemoRunner {
     init(surface: DisplaySurface, options: RunOptions, headlessWeston: Bool, makeScene: SceneFactory) throws {
         self.surface = surface
         self.options = options
+        perFrame = (options.fixedStep, options.hud, options.screenshot != nil, options.frames, options.seconds)
         self.headlessWeston = headlessWeston
         try surface.beginFrame()
         let atlas = try GlyphAtlas(pixelSizes: [14, 20])
@@ -149,7 +153,7 @@ final class DemoRunner {
     /// `frame` on the virtual clock of RunOptions.fixedStep: the n-th frame at the first frame's
     /// timestamp plus n steps, aimed one step later, a delta of one step (0 for the first).
     private func virtualFrame(_ frame: DisplayFrame) -> DisplayFrame {
-        let step = Nanoseconds(seconds: options.fixedStep)
+        let step = Nanoseconds(seconds: perFrame.fixedStep)
         var virtual = frame
         virtual.timestamp = (startedAt ?? frame.timestamp) + Nanoseconds(step.value &* fixedSteps)
         virtual.targetTimestamp = virtual.timestamp + step
@@ -232,7 +236,7 @@ final class DemoRunner {
     }
 
     private func tick(_ link: DisplayLink) {
-        let cpuStart = threadCPUTime()
+        let cpuStart = recorder != nil ? threadCPUTime() : 0  // a system call: only when recorded
         let callbackAt = MonotonicInstant.now()
         lastCallbackAt = callbackAt
         var encodedAt = callbackAt
@@ -248,17 +252,17 @@ final class DemoRunner {
             size = (width, height)
             scene.resize(width: width, height: height)
         }
-        scene.update(options.fixedStep > 0 ? virtualFrame(frame) : frame)
+        scene.update(perFrame.fixedStep > 0 ? virtualFrame(frame) : frame)
         callbackCount += 1
         let done = isDone(frame)
         do {
             try surface.beginFrame()
             renderer.beginFrame(width: width, height: height, clearColor: scene.background)
             scene.draw()
-            if options.hud { hud.draw(hudValues) }
+            if perFrame.hud { hud.draw(hudValues) }
             renderer.endFrame()
             encodedAt = MonotonicInstant.now()
-            if done && options.screenshot != nil { lastPixels = try surface.readPixels() }
+            if done && perFrame.screenshot { lastPixels = try surface.readPixels() }
             try surface.present(damage: pixelDamage(renderer.damage))
         } catch {
             printError("\(error)")
@@ -268,7 +272,7 @@ final class DemoRunner {
         recorder?.append(FrameRecord(frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
                                      callbackAt: callbackAt, encodedAt: encodedAt, submittedAt: MonotonicInstant.now(),
                                      scroll: scene.scrollSample))
-        if done { finish(status: 0, reason: options.frames != nil ? .frames : .seconds) }
+        if done { finish(status: 0, reason: perFrame.frames != nil ? .frames : .seconds) }
     }
 
     private func pixelDamage(_ damage: Renderer.Damage) -> PixelRect? {
@@ -279,8 +283,8 @@ final class DemoRunner {
     }
 
     private func isDone(_ frame: DisplayFrame) -> Bool {
-        if let frames = options.frames { return callbackCount >= frames }
-        if let seconds = options.seconds, let startedAt { return (frame.timestamp - startedAt).seconds >= seconds }
+        if let frames = perFrame.frames { return callbackCount >= frames }
+        if let seconds = perFrame.seconds, let startedAt { return (frame.timestamp - startedAt).seconds >= seconds }
         return false
     }
 
