@@ -1040,7 +1040,7 @@ public final class DRMDisplay: FrameSource {
     // MARK: C callbacks
 
     // Every frame passes through these and the event source's handler: `onMainActor` rather than
-    // `MainActor.assumeIsolated`, which allocates and makes a system call per call. libdrm calls
+    // `MainActor.assumeIsolated`, which allocates on every call. libdrm calls
     // them from `drmHandleEvent`, which `readEvents` makes on the main actor.
 
     /// Both page-flip callbacks (with and without the CRTC id) report the same thing.

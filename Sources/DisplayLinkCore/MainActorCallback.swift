@@ -5,8 +5,8 @@
 ///
 /// What `MainActor.assumeIsolated` does per call, and this does not, on every frame's path:
 /// - it allocates (it wraps its closure to check that the closure did not escape);
-/// - it asks which thread this is (on Linux the Swift runtime compares the thread's id with the
-///   process id, a `getpid` system call each time).
+/// - it asks the concurrency runtime whether this is the main actor's executor (thread-local
+///   lookups and the main executor's metadata).
 ///
 /// The isolation is checked in debug builds (`MainActor.preconditionIsolated`), where the tests
 /// run. `body` takes its inputs as `arguments` and must capture nothing: a closure that captures

@@ -460,7 +460,7 @@ public final class WaylandFrameSource: FrameSource {
     }
 
     // Every frame passes through these two: `onMainActor` rather than `MainActor.assumeIsolated`,
-    // which allocates and makes a system call per call. They run inside the connection's
+    // which allocates on every call. They run inside the connection's
     // dispatch, which it makes on the main actor.
     private nonisolated(unsafe) static let callbackListener = WaylandListeners.make(wl_callback_listener(
         done: { data, callback, _ in
