@@ -107,7 +107,8 @@ test-sanitizers: deps
 
 # Benchmarks (not part of make test): frame dispatch and scene update+encode with allocation
 # counts (package-benchmark); instructions per frame of the demo's client under callgrind (bounce
-# at 60 and 20,000 views at 250x250, scroll at 640x480; the stable figure on a shared machine);
+# at 60 and 20,000 views at 250x250, scroll at 640x480, each with the part spent in Mesa's
+# rasteriser, and weston-simple-egl counted the same way; the stable figure on a shared machine);
 # then side by side under one weston: bounce at 60 vs 20,000 views, the demo's bounce vs
 # weston-simple-egl (CPU per presented frame), and the demo's bounce without its HUD vs a peer
 # drawing the same 60 views as a plain GLES 2 client would (Benchmarks/Peers/naive-views.c: one

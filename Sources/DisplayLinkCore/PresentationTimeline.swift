@@ -103,11 +103,16 @@ public struct PresentationTimeline: Sendable {
 /// The last 31 values, with an allocation-free median (for sources that learn from recent frames).
 public struct RecentMedian: Sendable {
     public static let capacity = 31
-    private var values: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
-                         Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
-                         Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
-                         Int64, Int64, Int64, Int64, Int64, Int64, Int64)
-        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private typealias Slots = (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                               Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                               Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+                               Int64, Int64, Int64, Int64, Int64, Int64, Int64)
+    private static let zeros: Slots = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    /// The values in arrival order (a ring; `next` is where the next one goes).
+    private var values: Slots = RecentMedian.zeros
+    /// The same values, ascending (the first `count` slots): each append takes the leaving value
+    /// out and puts the new one in, at most `capacity` moves instead of a sort of the window.
+    private var sorted: Slots = RecentMedian.zeros
     public private(set) var count = 0
     private var next = 0
     /// The median of the values held (0 when empty).
@@ -116,35 +121,35 @@ public struct RecentMedian: Sendable {
     public init() {}
 
     public mutating func append(_ value: Int64) {
+        let leaving: Int64? = count == RecentMedian.capacity ? slot(next, of: values) : nil
         withUnsafeMutableBytes(of: &values) { raw in
-            let slots = raw.bindMemory(to: Int64.self)
-            slots[next] = value
+            raw.bindMemory(to: Int64.self)[next] = value
         }
         next = (next + 1) % RecentMedian.capacity
-        count = min(count + 1, RecentMedian.capacity)
-        median = computeMedian()
-    }
-
-    private func computeMedian() -> Int64 {
-        var scratch = values
-        let n = count
-        return withUnsafeMutableBytes(of: &scratch) { raw -> Int64 in
+        var n = count
+        median = withUnsafeMutableBytes(of: &sorted) { raw -> Int64 in
             let a = raw.bindMemory(to: Int64.self)
-            // Insertion sort of the first n slots (n ≤ 31).
-            if n > 1 {
-                for i in 1..<n {
-                    let v = a[i]
-                    var j = i - 1
-                    while j >= 0 && a[j] > v { a[j + 1] = a[j]; j -= 1 }
-                    a[j + 1] = v
-                }
+            if let leaving {
+                // Its place among the sorted (it is there: every value held is in both).
+                var i = 0
+                while i < n - 1 && a[i] != leaving { i += 1 }
+                while i < n - 1 { a[i] = a[i + 1]; i += 1 }
+                n -= 1
             }
-            guard n > 0 else { return 0 }
+            var j = n - 1
+            while j >= 0 && a[j] > value { a[j + 1] = a[j]; j -= 1 }
+            a[j + 1] = value
+            n += 1
             if n % 2 == 1 { return a[n / 2] }
             // The mean of the middle two without overflow, rounded toward zero like (x + y) / 2.
             let x = a[n / 2 - 1], y = a[n / 2]
             let (sum, overflow) = x.addingReportingOverflow(y)
             return overflow ? x / 2 + y / 2 + (x % 2 + y % 2) / 2 : sum / 2
         }
+        count = n
+    }
+
+    private func slot(_ index: Int, of slots: Slots) -> Int64 {
+        withUnsafeBytes(of: slots) { $0.bindMemory(to: Int64.self)[index] }
     }
 }

@@ -220,6 +220,34 @@ struct TimelinePropertyTests {
         }
     }
 
+    @Test("the running median equals the median of the last 31 values, sorted afresh, after every append")
+    func medianMatchesSortedWindow() async {
+        // Small ranges make repeated values (the leaving value must be found among equals) and
+        // wide ones make overflowing sums of the middle two.
+        let sample = zip(Gen.int(in: 0...1), Gen.int64(in: Int64.min...Int64.max))
+        await propertyCheck(count: 300, input: sample.array(of: 0...100)) { values in
+            var median = RecentMedian()
+            var held: [Int64] = []
+            for (narrow, wide) in values {
+                let value = narrow == 0 ? wide % 4 : wide
+                median.append(value)
+                held.append(value)
+                if held.count > RecentMedian.capacity { held.removeFirst() }
+                let sorted = held.sorted(), n = sorted.count
+                let expected: Int64
+                if n % 2 == 1 {
+                    expected = sorted[n / 2]
+                } else {
+                    let x = sorted[n / 2 - 1], y = sorted[n / 2]
+                    let (sum, overflow) = x.addingReportingOverflow(y)
+                    expected = overflow ? x / 2 + y / 2 + (x % 2 + y % 2) / 2 : sum / 2
+                }
+                #expect(median.median == expected)
+                #expect(median.count == n)
+            }
+        }
+    }
+
     @Test("the median of two extreme values does not overflow")
     func medianExtremes() {
         var median = RecentMedian()
