@@ -115,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DRMBackendTests",
-            dependencies: ["DRMBackend", "DisplaySurface", "DisplayLinkCore", "GLESRenderer", "displaylink-demo"],
+            dependencies: ["DRMBackend", "DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "GLESRenderer", "displaylink-demo"],
             swiftSettings: strict
         ),
         .testTarget(name: "DemoTests", dependencies: ["DisplayLinkWaylandTesting", "displaylink-demo"], swiftSettings: strict),

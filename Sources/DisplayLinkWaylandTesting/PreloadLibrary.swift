@@ -27,16 +27,37 @@ package enum PreloadLibrary {
         return library.path
     }
 
+    /// Runs `/bin/sh -c command`; returns its status and what it wrote (standard output and error).
+    /// posix_spawn, not Foundation's Process: in the vkms VM the latter cannot make its wake-up
+    /// socket pair, and tests there build probes too.
     private static func shell(_ command: String) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw BuildError(description: "pipe failed: errno \(errno)") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        posix_spawn_file_actions_addclose(&actions, fds[0])
+        let words: [String] = ["/bin/sh", "-c", command]
+        var argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, &argv, environ)
+        close(fds[1])
+        defer { close(fds[0]) }
+        guard spawned == 0 else { throw BuildError(description: "cannot start /bin/sh: errno \(spawned)") }
+        var output: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fds[0], &buffer, buffer.count)
+            if n > 0 { output += buffer[0..<n]; continue }
+            if n < 0 && errno == EINTR { continue }
+            break
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return (exit, String(decoding: output, as: UTF8.self))
     }
 }

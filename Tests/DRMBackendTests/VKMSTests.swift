@@ -1,6 +1,7 @@
 import DRMBackend
 import DisplayLinkCore
 import Foundation
+import DisplayLinkWaylandTesting
 import GLESRenderer
 import Testing
 
@@ -63,7 +64,8 @@ struct Child {
     /// - Parameters:
     ///   - input: the child's standard input (default /dev/null).
     ///   - errors: the child's standard error (default: this process's).
-    init(_ arguments: [String], input: Int32? = nil, errors: Int32? = nil) throws {
+    ///   - environment: variables set for the child on top of this process's.
+    init(_ arguments: [String], input: Int32? = nil, errors: Int32? = nil, environment: [String: String] = [:]) throws {
         var pid: pid_t = 0
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -76,7 +78,11 @@ struct Child {
         defer { posix_spawn_file_actions_destroy(&actions) }
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        let status = posix_spawn(&pid, arguments[0], &actions, nil, &argv, environ)
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { $1 }
+        var envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        let status = posix_spawn(&pid, arguments[0], &actions, nil, &argv, &envp)
         guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: status) }
         self.pid = pid
     }
@@ -379,22 +385,46 @@ struct VKMSTests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo").path
     }
 
-    @Test("the demo: bounce 120 frames at 640x480 with a report that holds at any speed; SIGTERM restores the CRTC",
+    @Test("the demo: bounce 160 frames at 640x480 with a report that holds at any speed and no allocation in frames 40 to 140; SIGTERM restores the CRTC",
           arguments: ["atomic", "legacy"])
     func demoRuns(api: String) async throws {
         let demo = demoPath()
+        // The per-frame path allocates nothing on DRM either (DemoAllocationTests is the Wayland
+        // counterpart): AllocationProbe preloaded, frames counted by KMS commits. Not under a
+        // sanitizer (the probe cannot be preloaded before its runtime).
+        let probeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("alloc-probe-\(getpid())")
+        try FileManager.default.createDirectory(at: probeDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: probeDirectory) }
+        let probe = PreloadLibrary.underSanitizer ? nil : try AllocationProbe.build(counting: .kmsCommit, in: probeDirectory)
+        let log = try LineReader()
+        defer { log.close() }
         // Beside the build (in the shared checkout), so the report outlives the VM for a person to read.
         let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-bounce-\(api).json").path
         // Watched through a descriptor that is never master (a fresh open would be, racing the demo's).
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
-        let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--frames", "120", "--report", report])
+        let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--frames", "160", "--report", report],
+                            errors: log.writeEnd, environment: probe.map { ["LD_PRELOAD": $0] } ?? [:])
+        // Its standard error read as it comes (a full pipe would block it), and passed on.
+        var printed = 0
+        func passOn() {
+            let lines = log.poll()
+            for line in lines[printed...] { print("[drm/\(api)] demo: \(line)") }
+            printed = lines.count
+        }
+        _ = await waitFor(.seconds(600)) { passOn(); return !run.isRunning }
         #expect(await run.wait() == 0)
+        passOn()
         #expect(crtc.state?.buffer == before?.buffer)
+        if probe != nil {
+            let summary = try #require(AllocationProbe.summary(in: log.lines.joined(separator: "\n")), "no allocation probe summary")
+            #expect(summary.frames >= AllocationProbe.to, "\(summary.line)")
+            #expect(summary.allocations == 0, "\(summary.line): see the demo's lines above")
+        }
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
         #expect(json["backend"] as? String == "drm")
         let frames = json["frames"] as? [[String: Any]] ?? []
-        #expect(frames.count == 120)
+        #expect(frames.count == 160)
         let environment = json["environment"] as? [String: Any] ?? [:]
         #expect(environment["kms_api"] as? String == api)
         #expect(environment["pacing"] as? String == "vblank")
