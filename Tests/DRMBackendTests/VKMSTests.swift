@@ -186,6 +186,39 @@ final class LineReader {
     }
 }
 
+/// Runs the demo (`arguments`, with enough `--frames`) with ``AllocationProbe`` preloaded, frames
+/// counted by KMS commits, passing its standard error on; expects it to exit 0 having allocated
+/// nothing on its main thread from the probe's first counted frame to its last: the per-frame
+/// path allocates nothing on DRM either (DemoAllocationTests is the Wayland counterpart). Under a
+/// sanitizer (the probe cannot be preloaded before its runtime) it only runs the demo.
+@MainActor
+func expectNoAllocationPerFrame(_ arguments: [String], label: String,
+                                sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("alloc-probe-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let probe = PreloadLibrary.underSanitizer ? nil : try AllocationProbe.build(counting: .kmsCommit, in: directory)
+    let log = try LineReader()
+    defer { log.close() }
+    let run = try Child(arguments, errors: log.writeEnd, environment: probe.map { ["LD_PRELOAD": $0] } ?? [:])
+    // Read as it comes (a full pipe would block the demo).
+    var printed = 0
+    func passOn() {
+        let lines = log.poll()
+        for line in lines[printed...] { print("[\(label)] demo: \(line)") }
+        printed = lines.count
+    }
+    _ = await waitFor(.seconds(600)) { passOn(); return !run.isRunning }
+    let status = await run.wait()
+    passOn()
+    #expect(status == 0, sourceLocation: sourceLocation)
+    guard probe != nil else { return }
+    let summary = try #require(AllocationProbe.summary(in: log.lines.joined(separator: "\n")), "no allocation probe summary",
+                               sourceLocation: sourceLocation)
+    #expect(summary.frames >= AllocationProbe.to, "\(summary.line)", sourceLocation: sourceLocation)
+    #expect(summary.allocations == 0, "\(summary.line): see the demo's lines above", sourceLocation: sourceLocation)
+}
+
 /// The vblanks the kernel reported, by sequence (a flip event carries microseconds, a vblank
 /// event or read nanoseconds: one vblank may be known by two times).
 @MainActor
@@ -389,38 +422,14 @@ struct VKMSTests {
           arguments: ["atomic", "legacy"])
     func demoRuns(api: String) async throws {
         let demo = demoPath()
-        // The per-frame path allocates nothing on DRM either (DemoAllocationTests is the Wayland
-        // counterpart): AllocationProbe preloaded, frames counted by KMS commits. Not under a
-        // sanitizer (the probe cannot be preloaded before its runtime).
-        let probeDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("alloc-probe-\(getpid())")
-        try FileManager.default.createDirectory(at: probeDirectory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: probeDirectory) }
-        let probe = PreloadLibrary.underSanitizer ? nil : try AllocationProbe.build(counting: .kmsCommit, in: probeDirectory)
-        let log = try LineReader()
-        defer { log.close() }
         // Beside the build (in the shared checkout), so the report outlives the VM for a person to read.
         let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-bounce-\(api).json").path
         // Watched through a descriptor that is never master (a fresh open would be, racing the demo's).
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
-        let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--frames", "160", "--report", report],
-                            errors: log.writeEnd, environment: probe.map { ["LD_PRELOAD": $0] } ?? [:])
-        // Its standard error read as it comes (a full pipe would block it), and passed on.
-        var printed = 0
-        func passOn() {
-            let lines = log.poll()
-            for line in lines[printed...] { print("[drm/\(api)] demo: \(line)") }
-            printed = lines.count
-        }
-        _ = await waitFor(.seconds(600)) { passOn(); return !run.isRunning }
-        #expect(await run.wait() == 0)
-        passOn()
+        try await expectNoAllocationPerFrame([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api,
+                                              "--frames", "160", "--report", report], label: "drm/\(api)")
         #expect(crtc.state?.buffer == before?.buffer)
-        if probe != nil {
-            let summary = try #require(AllocationProbe.summary(in: log.lines.joined(separator: "\n")), "no allocation probe summary")
-            #expect(summary.frames >= AllocationProbe.to, "\(summary.line)")
-            #expect(summary.allocations == 0, "\(summary.line): see the demo's lines above")
-        }
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
         #expect(json["backend"] as? String == "drm")
         let frames = json["frames"] as? [[String: Any]] ?? []
