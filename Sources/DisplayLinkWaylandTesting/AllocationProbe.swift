@@ -6,7 +6,9 @@ import Foundation
 /// It interposes `swift_allocObject` (class instances, closure contexts, boxes, array and string
 /// storage) and a function the program calls once per frame it presents, and reports every
 /// allocation made on the main thread from the ``from``-th frame presented to the ``to``-th, the
-/// first three with their call stacks. What C libraries allocate for themselves (libwayland's
+/// first three with their call stacks. It also counts the main thread's `poll` calls with a zero
+/// timeout in those frames: a loop that waits in `poll` has no need to ask a socket whether it
+/// is still readable (the next wait says so). What C libraries allocate for themselves (libwayland's
 /// event closures, Mesa's per-swap state) is not Swift's and not counted. Counting by frames, not
 /// by time, gives the same figure on a host of any speed.
 package enum AllocationProbe {
@@ -29,6 +31,8 @@ package enum AllocationProbe {
     package struct Summary: Sendable {
         package var frames: Int
         package var allocations: Int
+        /// `poll` calls with a zero timeout on the main thread in the frames counted.
+        package var nonBlockingPolls: Int
         package var line: String
     }
 
@@ -41,9 +45,10 @@ package enum AllocationProbe {
     package static func summary(in standardError: String) -> Summary? {
         guard let line = standardError.split(separator: "\n").last(where: { $0.hasPrefix("alloc-probe: ") && $0.contains("frames presented") })
         else { return nil }
-        let numbers = line.split(separator: " ").compactMap { Int($0) }
-        guard numbers.count >= 2 else { return nil }
-        return Summary(frames: numbers[0], allocations: numbers[1], line: String(line))
+        // "alloc-probe: F frames presented, A allocations from frame FROM to TO, P non-blocking polls"
+        let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        guard numbers.count >= 5 else { return nil }
+        return Summary(frames: numbers[0], allocations: numbers[1], nonBlockingPolls: numbers[4], line: String(line))
     }
 
     static func source(counting call: FrameCall) -> String {
@@ -80,6 +85,7 @@ package enum AllocationProbe {
             #define _GNU_SOURCE
             #include <dlfcn.h>
             #include <execinfo.h>
+            #include <poll.h>
             #include <stdatomic.h>
             #include <stdint.h>
             #include <stdio.h>
@@ -87,25 +93,35 @@ package enum AllocationProbe {
             #include <sys/syscall.h>
             #include <unistd.h>
             enum { FROM = \(from), TO = \(to) };
-            static atomic_ulong frames, allocations;
+            static atomic_ulong frames, allocations, nonBlockingPolls;
+            static int counting(void) {
+                unsigned long frame = atomic_load(&frames);
+                return frame >= FROM && frame < TO && syscall(SYS_gettid) == getpid();
+            }
             void *swift_allocObject(void *metadata, size_t size, size_t alignMask) {
                 static void *(*real)(void *, size_t, size_t);
                 if (!real) real = (void *(*)(void *, size_t, size_t))dlsym(RTLD_NEXT, "swift_allocObject");
-                unsigned long frame = atomic_load(&frames);
-                if (frame >= FROM && frame < TO && syscall(SYS_gettid) == getpid()) {
+                if (counting()) {
                     if (atomic_fetch_add(&allocations, 1) < 3) {
                         void *stack[12];
                         int depth = backtrace(stack, 12);
-                        fprintf(stderr, "alloc-probe: allocation of %zu bytes after frame %lu:\\n", size, frame);
+                        fprintf(stderr, "alloc-probe: allocation of %zu bytes after frame %lu:\\n", size, atomic_load(&frames));
                         backtrace_symbols_fd(stack, depth, 2);
                     }
                 }
                 return real(metadata, size, alignMask);
             }
+            int poll(struct pollfd *descriptors, nfds_t count, int timeout) {
+                static int (*real)(struct pollfd *, nfds_t, int);
+                if (!real) real = (int (*)(struct pollfd *, nfds_t, int))dlsym(RTLD_NEXT, "poll");
+                if (timeout == 0 && counting()) atomic_fetch_add(&nonBlockingPolls, 1);
+                return real(descriptors, count, timeout);
+            }
             \(frameFunctions)
             __attribute__((destructor)) static void report(void) {
-                fprintf(stderr, "alloc-probe: %lu frames presented, %lu allocations from frame %d to %d\\n",
-                        (unsigned long)atomic_load(&frames), (unsigned long)atomic_load(&allocations), FROM, TO);
+                fprintf(stderr, "alloc-probe: %lu frames presented, %lu allocations from frame %d to %d, %lu non-blocking polls\\n",
+                        (unsigned long)atomic_load(&frames), (unsigned long)atomic_load(&allocations), FROM, TO,
+                        (unsigned long)atomic_load(&nonBlockingPolls));
             }
             """
     }

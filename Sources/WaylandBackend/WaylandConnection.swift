@@ -288,6 +288,9 @@ public final class WaylandConnection {
         // The read source reports edges: data and the compositor's EOF can arrive as one edge,
         // and libwayland reads one chunk per call. Keep reading while the socket is still
         // readable, or an EOF behind the last data would go unnoticed until the next event.
+        // A loop reading directly polls level-triggered: what is left makes its next poll return
+        // at once, so it reads one chunk a call and asks the socket nothing more (one system
+        // call less on every wake-up, three a frame on Wayland).
         repeat {
             while wl_display_prepare_read(display) != 0 {
                 guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
@@ -296,7 +299,7 @@ public final class WaylandConnection {
             _ = wl_display_flush(display)
             guard wl_display_read_events(display) >= 0 else { return fail() }
             dispatchPending()
-        } while error == nil && socketStillReadable()
+        } while error == nil && !readSourceSuspended && socketStillReadable()
     }
 
     private func socketStillReadable() -> Bool {
