@@ -53,7 +53,12 @@ public final class DisplayLink {
 
     /// The preferred callback rate in frames per second; 0 means the display's rate.
     public var preferredFramesPerSecond: Int {
-        get { Int(preferredFrameRateRange.preferred.rounded()) }
+        get {
+            // 0 for "as fast as the range allows" (also infinity or NaN, which select the same).
+            let preferred = preferredFrameRateRange.preferred
+            guard preferred.isFinite, preferred > 0 else { return 0 }
+            return preferred >= Double(Int.max) ? Int.max : Int(preferred.rounded())
+        }
         set { preferredFrameRateRange = FrameRateRange(minimum: 0, maximum: .infinity, preferred: Double(max(0, newValue))) }
     }
 

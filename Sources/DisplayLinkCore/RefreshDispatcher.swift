@@ -23,6 +23,8 @@ public final class RefreshDispatcher {
     }
     private var entries: ContiguousArray<Entry> = []
     private var lastTimestamp: MonotonicInstant?
+    /// The last positive period a source gave (what a period of zero or less is taken to be).
+    private var lastGoodPeriod = Nanoseconds(1)
     /// The last timestamp handed to links (never reset: timestamps never decrease).
     private var lastDispatchedTimestamp: MonotonicInstant?
     /// The source's sequence at the last dispatch (nil: counted), the offset that maps the
@@ -43,8 +45,9 @@ public final class RefreshDispatcher {
     ///
     /// What a source says is checked here, the same for every backend, so that links can rely on
     /// it whatever a compositor or kernel reports: a timestamp earlier than the previous one is
-    /// held at the previous one (timestamps never decrease), a target not after the timestamp
-    /// becomes one period after it, and a sequence that goes backwards, wraps, switches between
+    /// held at the previous one (timestamps never decrease), a period of zero or less is the last
+    /// positive one (1 ns before any), a target not after the timestamp becomes one period after
+    /// it (never past the clock's end), and a sequence that goes backwards, wraps, switches between
     /// counted and reported, or jumps further than the timestamps allow is rebased onto the
     /// timestamps (sequences never decrease, and no refreshes are invented as missed).
     @discardableResult
@@ -57,12 +60,15 @@ public final class RefreshDispatcher {
         lastSequence = resolvedSequence
         lastTimestamp = timestamp
         lastDispatchedTimestamp = timestamp
+        if event.refreshPeriod.value > 0 { lastGoodPeriod = event.refreshPeriod }
+        let period = lastGoodPeriod
+        let (sum, overflow) = timestamp.nanoseconds.addingReportingOverflow(period.value)
         let target = event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
-            ?? (timestamp + (event.refreshPeriod.value > 0 ? event.refreshPeriod : Nanoseconds(1)))
+            ?? MonotonicInstant(nanoseconds: overflow ? Int64.max : sum)
         let refresh = ResolvedRefresh(
             timestamp: timestamp,
             targetTimestamp: target,
-            period: event.refreshPeriod,
+            period: period,
             sequence: resolvedSequence,
             count: refreshCount,
             provenance: event.provenance,

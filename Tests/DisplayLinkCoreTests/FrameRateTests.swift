@@ -54,10 +54,50 @@ struct FrameRateTests {
             (FrameRateRange(minimum: 0, maximum: 30), 144, 5),                      // fastest ≤ 30 is 28.8
             (FrameRateRange(minimum: 80, maximum: 100, preferred: 90), 60, 1),      // nothing in range: nearest to it
             (FrameRateRange(minimum: 0, maximum: .infinity, preferred: 1), 60, 60),
+            // A range's maximum at the display's own rate: a mode's period is whole nanoseconds
+            // (8,333,333 ns is 120.000005 Hz) and modes are 59.94 or 60.004 Hz.
+            (FrameRateRange(minimum: 0, maximum: 120), 120, 1),
+            (FrameRateRange(minimum: 0, maximum: 144), 144, 1),
+            (FrameRateRange(minimum: 0, maximum: 75), 75, 1),
+            (FrameRateRange(minimum: 0, maximum: 165), 165, 1),
+            (FrameRateRange(minimum: 0, maximum: 120), 119.88, 1),
+            (FrameRateRange(minimum: 30, maximum: 60, preferred: 60), 60.004, 1),
+            (FrameRateRange(minimum: 30, maximum: 60, preferred: 60), 59.94, 1),
+            (FrameRateRange(minimum: 30, maximum: 60, preferred: 48), 60.004, 1),
+            (FrameRateRange(minimum: 0, maximum: 60), 60.004, 1),
+            (FrameRateRange(minimum: 0, maximum: 30), 60.004, 2),
+            // Still out: 1 % above the maximum.
+            (FrameRateRange(minimum: 0, maximum: 60), 60.6, 2),
         ]
         for (range, hz, expected) in cases {
             #expect(range.frameInterval(refreshPeriod: Nanoseconds(periodOfHertz: hz)) == expected, "\(range) at \(hz) Hz")
         }
+    }
+
+    @Test("a tie stays a tie when a measured period moves by a few nanoseconds (60 and 30 around 45: 60)")
+    func tieUnderJitter() {
+        let range = FrameRateRange(minimum: 0, maximum: .infinity, preferred: 45)
+        for nanoseconds in Int64(16_666_600)...Int64(16_666_740) {
+            #expect(range.frameInterval(refreshPeriod: Nanoseconds(nanoseconds)) == 1, "\(nanoseconds) ns")
+        }
+    }
+
+    @Test("preferredFramesPerSecond reads back any rate set, and 0 for an infinite or unset preference")
+    func preferredReadBack() {
+        let source = MockFrameSource(refreshRate: 60)
+        let recorder = Recorder()
+        let link = DisplayLink.recording(source, into: recorder)
+        link.preferredFramesPerSecond = Int.max
+        #expect(link.preferredFramesPerSecond == Int.max)
+        link.preferredFramesPerSecond = 24
+        #expect(link.preferredFramesPerSecond == 24)
+        link.preferredFrameRateRange = FrameRateRange(minimum: 30, maximum: .infinity)
+        #expect(link.preferredFramesPerSecond == 0)
+        link.preferredFrameRateRange = FrameRateRange(minimum: 30, maximum: 60, preferred: .nan)
+        #expect(link.preferredFramesPerSecond == 0)
+        link.preferredFrameRateRange = FrameRateRange(minimum: 30, maximum: 60, preferred: 1e300)
+        #expect(link.preferredFramesPerSecond == Int.max)
+        #expect(link.frameInterval == 1)
     }
 
     @Test("frameInterval overrides the preferred rate, as in CADisplayLink")

@@ -191,6 +191,37 @@ struct InvariantPropertyTests {
         }
         #expect(!frames.isEmpty)
         #expect(frames.allSatisfy { $0.targetTimestamp > $0.timestamp && $0.missedFrames >= 0 })
+        #expect(frames.allSatisfy { $0.duration.value > 0 })
+        _ = link
+    }
+
+    @Test("a period of zero or less is the last positive one: duration stays the real period")
+    func badPeriodKeepsLastGood() {
+        let source = ScriptedSource()
+        var frames: [DisplayFrame] = []
+        let link = DisplayLink(source: source, target: source) { _, link in frames.append(link.frame) }
+        let t0 = MonotonicInstant(nanoseconds: 1_000_000_000), p = Nanoseconds(16_666_667)
+        for (i, period) in [p.value, 0, -5, p.value / 2].enumerated() {
+            source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + p * i, refreshPeriod: Nanoseconds(period),
+                                                    provenance: .timerFallback))
+        }
+        #expect(frames.map(\.duration) == [p, p, p, Nanoseconds(p.value / 2)])
+        #expect(frames.map { $0.targetTimestamp - $0.timestamp } == [p, p, p, Nanoseconds(p.value / 2)])
+        _ = link
+    }
+
+    @Test("at the clock's end a target is the end, not a wrapped negative time")
+    func targetAtClockEnd() {
+        let source = ScriptedSource()
+        var frames: [DisplayFrame] = []
+        let link = DisplayLink(source: source, target: source) { _, link in frames.append(link.frame) }
+        let p = Nanoseconds(16_666_667)
+        for t in [Int64.max - 2 * p.value, Int64.max - 5] {
+            source.dispatcher.dispatch(RefreshEvent(timestamp: MonotonicInstant(nanoseconds: t), refreshPeriod: p,
+                                                    provenance: .timerFallback))
+        }
+        #expect(frames.map(\.targetTimestamp) == [MonotonicInstant(nanoseconds: Int64.max - p.value), MonotonicInstant(nanoseconds: Int64.max)])
+        #expect(frames.allSatisfy { $0.targetTimestamp >= $0.timestamp && $0.delta.value >= 0 })
         _ = link
     }
 }
