@@ -374,7 +374,13 @@ public final class WaylandConnection {
 
     // MARK: Teardown
 
+    /// Whether ``teardown()`` ran: once only. A connection that fails after `display` is set is
+    /// torn down where it fails and then released by the throw, which runs deinit.
+    private var tornDown = false
+
     private func teardown() {
+        guard !tornDown else { return }
+        tornDown = true
         keyboard?.destroy()
         keyboard = nil
         for output in outputs { output.destroy() }

@@ -34,14 +34,25 @@ public final class WaylandEGLWindow {
         guard let eglWindow = wl_egl_window_create(window.surface, window.width, window.height) else {
             throw .egl("wl_egl_window_create(\(window.width)×\(window.height)) failed")
         }
-        self.eglWindow = eglWindow
+        // Made and configured before it is stored: once every property is set, a throw releases
+        // the object and runs deinit, which would destroy the surface and window a second time.
+        let surface: EGLWindowSurface
         do {
             surface = try EGLWindowSurface(context: self.context, nativeWindow: UnsafeMutableRawPointer(eglWindow))
-            try surface.configure(swapInterval: 0)
         } catch {
             wl_egl_window_destroy(eglWindow)
             throw .egl(error.description)
         }
+        do {
+            try surface.configure(swapInterval: 0)
+        } catch {
+            // The EGL surface goes before the native window it was created on.
+            surface.destroy()
+            wl_egl_window_destroy(eglWindow)
+            throw .egl(error.description)
+        }
+        self.eglWindow = eglWindow
+        self.surface = surface
     }
 
     isolated deinit {

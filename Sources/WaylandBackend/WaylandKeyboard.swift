@@ -54,7 +54,7 @@ public final class WaylandKeyboard {
             keyboard = wl_seat_get_keyboard(seat)
             wl_keyboard_add_listener(keyboard, WaylandKeyboard.keyboardListener, Unmanaged.passUnretained(self).toOpaque())
         } else if !has, let keyboard {
-            wl_keyboard_destroy(keyboard)
+            if wl_keyboard_get_version(keyboard) >= 3 { wl_keyboard_release(keyboard) } else { wl_keyboard_destroy(keyboard) }
             self.keyboard = nil
         }
     }
@@ -62,10 +62,16 @@ public final class WaylandKeyboard {
     private func keymap(format: UInt32, fd: Int32, size: UInt32) {
         defer { close(fd) }
         guard format == WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1.rawValue, size > 0, let context else { return }
+        // Mapping past the file's end would fault when read (SIGBUS): the size must be there.
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_size >= Int(size) else { return }
         guard let mapped = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else { return }
         defer { munmap(mapped, Int(size)) }
         let text = mapped.assumingMemoryBound(to: CChar.self)
-        guard let newKeymap = xkb_keymap_new_from_string(context, text, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS),
+        // The text ends at its NUL or at the mapping's end, whichever comes first (a keymap
+        // without a NUL must not be read past the mapping).
+        guard let newKeymap = xkb_keymap_new_from_buffer(context, text, strnlen(text, Int(size)), XKB_KEYMAP_FORMAT_TEXT_V1,
+                                                         XKB_KEYMAP_COMPILE_NO_FLAGS),
               let newState = xkb_state_new(newKeymap) else { return }
         if let state { xkb_state_unref(state) }
         if let keymap { xkb_keymap_unref(keymap) }
@@ -74,7 +80,7 @@ public final class WaylandKeyboard {
     }
 
     private func key(_ key: UInt32, pressed: Bool) {
-        guard pressed, let state else { return }
+        guard pressed, let state, key <= UInt32.max - 8 else { return }
         // Wayland sends evdev codes; xkb's keycodes are those + 8.
         let sym = xkb_state_key_get_one_sym(state, key + 8)
         onKeyPress?(sym)

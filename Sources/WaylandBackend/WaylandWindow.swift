@@ -111,6 +111,7 @@ public final class WaylandWindow {
 
     /// Asks the compositor to minimise the window (it may stop sending frame callbacks).
     public func minimize() {
+        guard !destroyed else { return }
         xdg_toplevel_set_minimized(toplevel)
         connection.flush()
     }

@@ -1,4 +1,6 @@
 @testable import WaylandBackend
+import Glibc
+import DisplayLinkWaylandTesting
 import Testing
 
 @Suite("Wayland globals")
@@ -18,5 +20,31 @@ struct WaylandGlobalsTests {
     func negotiation() {
         #expect(WaylandGlobals.negotiated(6, ours: 4) == 4)
         #expect(WaylandGlobals.negotiated(2, ours: 5) == 2)
+    }
+}
+
+/// A real compositor without a shell for windows: weston's fullscreen shell offers no
+/// `xdg_wm_base`. Connecting fails with a typed error, and the half-made connection is torn down
+/// once (twice would disconnect a freed display and close a descriptor another file may own).
+@MainActor
+@Suite("Wayland connection refused by a compositor", .serialized)
+struct WaylandMissingShellTests {
+    @Test("weston with fullscreen-shell: missingGlobals naming xdg_wm_base, three times over, and the process carries on")
+    func fullscreenShell() async throws {
+        let weston = try await HeadlessWeston.start(extraArguments: ["--shell=fullscreen-shell.so"])
+        defer { weston.stop() }
+        for _ in 0..<3 {
+            do {
+                _ = try WaylandConnection(socket: weston.socketPath)
+                Issue.record("connected to a compositor without xdg_wm_base")
+            } catch {
+                #expect(error == .missingGlobals(["xdg_wm_base"]), "\(error)")
+            }
+        }
+        // Descriptors were closed once each: a new pipe gets numbers, and they stay open.
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        #expect(fcntl(fds[0], F_GETFD) >= 0 && fcntl(fds[1], F_GETFD) >= 0)
+        close(fds[0]); close(fds[1])
     }
 }
