@@ -112,14 +112,16 @@ public final class ConsoleInput {
     }
 
     /// Handles the events libinput has queued.
+    /// A key handler may close this object (and free the libinput context) from inside the loop:
+    /// the context is looked up afresh for every event.
     private func drain() {
-        guard let context else { return }
-        while let event = libinput_get_event(context) {
+        while !closed, let context, let event = libinput_get_event(context) {
             if libinput_event_get_type(event) == LIBINPUT_EVENT_KEYBOARD_KEY, let key = libinput_event_get_keyboard_event(event) {
-                let code = libinput_event_keyboard_get_key(key) + 8  // evdev code → XKB keycode
+                let evdev = libinput_event_keyboard_get_key(key)
                 let pressed = libinput_event_keyboard_get_key_state(key) == LIBINPUT_KEY_STATE_PRESSED
                 libinput_event_destroy(event)
-                keyChanged(code, pressed: pressed)
+                guard evdev <= UInt32.max - 8 else { continue }
+                keyChanged(evdev + 8, pressed: pressed)  // evdev code → XKB keycode
                 continue
             }
             libinput_event_destroy(event)

@@ -252,9 +252,9 @@ public final class DRMDisplay: FrameSource {
         gbmDevice = device
         self.gbmSurface = gbmSurface
         do {
-            context = try EGLDisplayContext(platform: .gbm(device: device), nativeVisualID: Int32(bitPattern: DRMDisplay.xrgb8888))
-            surface = try EGLWindowSurface(context: context, nativeWindow: UnsafeMutableRawPointer(gbmSurface))
-            try surface.configure(swapInterval: 0)
+            // Made in a function of its own: when it throws, what it made is gone (EGL) before
+            // the GBM objects here, and they before the descriptor (the defer above).
+            (context, surface) = try DRMDisplay.makeEGL(device: device, gbmSurface: gbmSurface)
             keepsBuffersMapped = context.rendersInSoftware
             DRMDisplay.log.debug("EGL driver \(context.driverName ?? "unknown") (\(driverName) on \(path)): \(keepsBuffersMapped ? "software rendering, scan-out buffers kept mapped" : "buffers not kept mapped")")
         } catch {
@@ -277,6 +277,19 @@ public final class DRMDisplay: FrameSource {
     isolated deinit {
         shutDown()
         if let savedCrtc { drmModeFreeCrtc(savedCrtc) }
+    }
+
+    private static func makeEGL(device: OpaquePointer, gbmSurface: OpaquePointer) throws(EGLError) -> (EGLDisplayContext, EGLWindowSurface) {
+        let context = try EGLDisplayContext(platform: .gbm(device: device), nativeVisualID: Int32(bitPattern: DRMDisplay.xrgb8888))
+        let surface = try EGLWindowSurface(context: context, nativeWindow: UnsafeMutableRawPointer(gbmSurface))
+        do {
+            try surface.configure(swapInterval: 0)
+        } catch {
+            surface.destroy()
+            context.terminate()
+            throw error
+        }
+        return (context, surface)
     }
 
     /// The exact refresh period of the mode.
@@ -318,10 +331,25 @@ public final class DRMDisplay: FrameSource {
     }
 
     /// Presents the frame: swap, then set the mode (first frame) or queue a page flip.
+    ///
+    /// When the kernel refuses the buffer, the mode or the flip, the display has failed: the error
+    /// is thrown here and also goes to ``onError``, and the links are invalidated (the schedulers
+    /// counted on the frame reaching the screen; nothing would come after it).
     public func present() throws(DRMError) {
         guard error == nil, !shutDownDone else { return }
         do { try surface.swapBuffers(damage: nil, surfaceHeight: height) } catch { throw .graphics(error.description) }
         guard let bo = gbm_surface_lock_front_buffer(gbmSurface) else { throw .graphics("gbm_surface_lock_front_buffer failed") }
+        do {
+            try submit(bo)
+        } catch {
+            fail(error)
+            throw error
+        }
+    }
+
+    /// Puts the swapped buffer on screen (mode set or flip), holds it, or drops it while another
+    /// VT has the display.
+    private func submit(_ bo: OpaquePointer) throws(DRMError) {
         guard sessionActive else {
             // Another VT has the display: nothing is submitted (drawn outside a callback; dropped).
             gbm_surface_release_buffer(gbmSurface, bo)
@@ -626,12 +654,33 @@ public final class DRMDisplay: FrameSource {
     private func runCallback(_ event: RefreshEvent) {
         dispatcher.dispatch(event)
         guard error == nil, !shutDownDone, sessionActive else { return }
-        if scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) {
+        switch scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) {
+        case .none:
+            break
+        case .startAgain(let time):
+            startAgain(at: time)
+        case .queueVblank:
             if !idling {
                 idling = true
                 DRMDisplay.log.debug("idle ticks start: nothing drawn, the next vblank is queued (drmCrtcQueueSequence) instead of a flip")
             }
             queueVblank()  // nothing drawn: tick on the next vblank without flipping
+        }
+    }
+
+    /// Before the first frame was drawn: the next refresh starts at `time` (one period after the
+    /// callback that drew nothing), unless another refresh ran first.
+    private func startAgain(at time: MonotonicInstant) {
+        let index = dispatcher.nextRefreshIndex
+        let wait = max(0, (time - MonotonicInstant.now()).value)
+        DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self, self.dispatcher.nextRefreshIndex == index, self.error == nil, !self.shutDownDone,
+                      self.sessionActive, self.dispatcher.wantsRefreshes, !self.scheduler.isModeSet else { return }
+                if case .dispatch(let event) = self.scheduler.start(now: MonotonicInstant.now(), refreshIndex: index) {
+                    self.runCallback(event)
+                }
+            }
         }
     }
 
@@ -914,16 +963,14 @@ public final class DRMDisplay: FrameSource {
             drmModeRmFB(fd, entry.fb)
         }
         framebuffers.removeAll()
-        surface.releaseCurrent()
         if session.kind == .direct { drmDropMaster(fd) }  // through a seat, closing the device releases it
-        // The EGL surface and context go with this object; the GBM objects and fd after them.
-        let device = self.device, session = self.session, gbmSurface = self.gbmSurface, gbmDevice = self.gbmDevice
-        nonisolated(unsafe) let s = gbmSurface, d = gbmDevice
-        DispatchQueue.main.async {
-            gbm_surface_destroy(s)
-            gbm_device_destroy(d)
-            MainActor.assumeIsolated { session.closeDevice(device) }
-        }
+        // EGL (the surface, then the context and display), the GBM objects, the descriptor: now,
+        // in that order, whoever still holds this object, its context or its surface.
+        surface.destroy()
+        context.terminate()
+        gbm_surface_destroy(gbmSurface)
+        gbm_device_destroy(gbmDevice)
+        session.closeDevice(device)
     }
 
     /// The current CRTC's framebuffer, mode validity and size (for checking the restore).

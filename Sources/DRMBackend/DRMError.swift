@@ -1,3 +1,5 @@
+import Glibc
+
 /// Everything the DRM/KMS backend can fail with, worded so a person can act on it.
 public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
     case noDevice(path: String)
@@ -43,7 +45,11 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             "The DRM driver does not report vblank times on CLOCK_MONOTONIC (DRM_CAP_TIMESTAMP_MONOTONIC is 0), "
                 + "so frame times cannot be trusted."
         case .kernel(let operation, let errno):
-            "\(operation) failed (errno \(errno))."
+            "\(operation) failed: \(DRMError.errorName(errno)) (errno \(errno))."
+                + (operation.hasPrefix("drmModeSetCrtc") || operation.hasPrefix("drmModeAtomicCommit(ALLOW_MODESET")
+                    ? " The driver refused to show this mode: choose another (mode in DisplaySurface.Options or DRMDisplay.Options), "
+                        + "or the other KMS API (kmsAPI there)."
+                    : "")
         case .graphics(let message):
             message
         case .atomicUnavailable(let path, let driver):
@@ -56,5 +62,11 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
         case .session(let error):
             error.description
         }
+    }
+
+    /// The C library's text for an errno value (e.g. "Invalid argument").
+    static func errorName(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        return String(cString: text)
     }
 }

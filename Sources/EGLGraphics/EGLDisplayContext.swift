@@ -182,14 +182,28 @@ public final class EGLDisplayContext {
                                                                       setDamageRegion: setDamageRegion))
     }
 
-    deinit {
+    /// Whether ``terminate()`` ran.
+    public private(set) var isTerminated = false
+
+    /// Destroys the context and, with the display's last user, terminates the EGL display, now
+    /// rather than when the object goes: for an owner that must free what the display was made
+    /// on (a GBM device, a file descriptor) right after it, whoever still holds this object.
+    /// Destroy the context's surfaces first. Idempotent; afterwards nothing can be made current.
+    public func terminate() {
+        guard !isTerminated else { return }
+        isTerminated = true
         eglMakeCurrent(display, nil, nil, nil)
         eglDestroyContext(display, context)
         EGLDisplayUsers.remove(display)
     }
 
+    deinit {
+        terminate()
+    }
+
     /// Makes the context current with no surface (surfaceless rendering into FBOs).
     public func makeCurrentWithoutSurface() throws(EGLError) {
+        guard !isTerminated else { throw EGLError(operation: "eglMakeCurrent(no surface)", code: 0, hint: "The EGL display was terminated.") }
         guard eglMakeCurrent(display, nil, nil, context) == EGL_TRUE else {
             throw EGLError.last("eglMakeCurrent(no surface)", hint: "EGL_KHR_surfaceless_context is needed")
         }

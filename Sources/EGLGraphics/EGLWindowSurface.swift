@@ -50,6 +50,8 @@ public final class EGLWindowSurface {
     public func destroy() {
         guard !destroyed else { return }
         destroyed = true
+        // A terminated display took its surfaces with it.
+        guard !owner.isTerminated else { return }
         if eglGetCurrentSurface(EGL_DRAW) == surface {
             eglMakeCurrent(owner.display, nil, nil, nil)
         }
@@ -125,13 +127,14 @@ public final class EGLWindowSurface {
 
     private func bind() throws(EGLError) {
         guard !destroyed else { throw EGLError(operation: "eglMakeCurrent", code: 0, hint: "The surface was destroyed.") }
+        guard !owner.isTerminated else { throw EGLError(operation: "eglMakeCurrent", code: 0, hint: "The EGL display was terminated.") }
         guard eglMakeCurrent(owner.display, surface, surface, owner.context) == EGL_TRUE else {
             throw EGLError.last("eglMakeCurrent", hint: "Is the context still current on another thread?")
         }
     }
 
     private func release() {
-        guard !destroyed else { return }
+        guard !destroyed, !owner.isTerminated else { return }
         eglMakeCurrent(owner.display, nil, nil, nil)
         bound = false
     }

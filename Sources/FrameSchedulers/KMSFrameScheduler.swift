@@ -291,12 +291,26 @@ public struct KMSFrameScheduler: Sendable {
         return event
     }
 
-    /// The callback returned. Returns whether to queue a vblank event: nothing was drawn, so the
-    /// next refresh ticks on the next vblank without a flip.
-    public mutating func callbackEnded(wantsRefreshes: Bool) -> Bool {
-        guard !hasFailed, wantsRefreshes, !isWaitingForEvent, !presentedInCallback, isModeSet else { return false }
+    /// What the shell does once a callback returned without presenting.
+    public enum CallbackEndAction: Equatable, Sendable {
+        /// Nothing (something was presented, or nothing is wanted): the flip or event on its way
+        /// brings the next refresh.
+        case none
+        /// Queue a vblank event: the next refresh ticks on the next vblank without a flip.
+        case queueVblank
+        /// Before the mode set there is no vblank to wait for (the CRTC may be off): call
+        /// ``start(now:refreshIndex:currentVblank:)`` again at this time, one period after the
+        /// callback's refresh, unless a refresh has run since. A program that draws nothing in
+        /// its first callbacks (assets still loading) keeps getting callbacks at the mode's rate.
+        case startAgain(at: MonotonicInstant)
+    }
+
+    /// The callback returned: what to do when it presented nothing.
+    public mutating func callbackEnded(wantsRefreshes: Bool) -> CallbackEndAction {
+        guard !hasFailed, wantsRefreshes, !isWaitingForEvent, !presentedInCallback else { return .none }
+        guard isModeSet else { return .startAgain(at: callbackVblank + period) }
         isWaitingForEvent = true
-        return true
+        return .queueVblank
     }
 
     /// The shell queues the vblank event an outcome's ``Next/queueVblank`` asked for.

@@ -1,3 +1,4 @@
+import Glibc
 import DRMBackend
 import Testing
 
@@ -62,5 +63,15 @@ struct PlaneFormatsTests {
         #expect(refused.description.contains("errno 22"))
         #expect(refused.description.contains("kmsAPI = .legacy") && refused.description.contains("DisplaySurface.Options"))
         #expect(DRMError.atomicUnavailable(path: "/dev/dri/card0", driver: "simpledrm").description.contains("kmsAPI = .legacy in DisplaySurface.Options or DRMDisplay.Options"))
+    }
+
+    @Test("a kernel refusal says what errno means; a refused mode set names the options to change")
+    func kernelErrors() {
+        #expect(DRMError.kernel(operation: "drmModeSetCrtc(640x480@144.0)", errno: EINVAL).description
+                == "drmModeSetCrtc(640x480@144.0) failed: Invalid argument (errno 22). The driver refused to show this mode: "
+                + "choose another (mode in DisplaySurface.Options or DRMDisplay.Options), or the other KMS API (kmsAPI there).")
+        #expect(DRMError.kernel(operation: "drmModePageFlip", errno: EBUSY).description
+                == "drmModePageFlip failed: Device or resource busy (errno 16).")
+        #expect(DRMError.kernel(operation: "drmModeAtomicCommit(ALLOW_MODESET, 640x480@60.0)", errno: ENOSPC).description.contains("mode in DisplaySurface.Options"))
     }
 }

@@ -21,6 +21,9 @@ final class KMSHarness: FrameSource {
     /// The renderer: time from the callback's start to the present, and whether it draws (by callback number).
     var renderTime: (Int) -> Nanoseconds = { _ in Nanoseconds(2_000_000) }
     var draws: (Int) -> Bool = { _ in true }
+    /// Whether a callback before the mode set draws whatever `draws` says (false: it always draws,
+    /// so the mode is set by the first callback).
+    var mayDrawNothingFirst = false
     /// A renderer that presents no earlier than this long after its callback's vblank.
     var presentAfterVblank: Nanoseconds?
     /// Time the callback goes on after presenting (recording, bookkeeping).
@@ -47,6 +50,11 @@ final class KMSHarness: FrameSource {
     private var pendingVblank: Int64?     // vblank index
     private var startRequested = false
     private var startNextRequested = false
+    /// When the scheduler asked to be started again (a callback before the mode set drew nothing).
+    private var startAgainAt: MonotonicInstant?
+    private var startAgainIndex: UInt64 = 0
+    /// How many times it asked.
+    private(set) var startsAgain = 0
 
     init(period: Nanoseconds = Nanoseconds(16_683_217), firstSequence: UInt64 = 1000,
          origin: MonotonicInstant = MonotonicInstant(nanoseconds: 5_000_000_000), startOffset: Nanoseconds = Nanoseconds(4_000_000)) {
@@ -103,6 +111,15 @@ final class KMSHarness: FrameSource {
                 }
                 continue
             }
+            if let at = startAgainAt, pendingFlip == nil, pendingVblank == nil {
+                startAgainAt = nil
+                now = max(now, at)
+                guard dispatcher.wantsRefreshes, dispatcher.nextRefreshIndex == startAgainIndex, !scheduler.isModeSet else { continue }
+                if case .dispatch(let event) = scheduler.start(now: now, refreshIndex: dispatcher.nextRefreshIndex) {
+                    runCallback(event)
+                }
+                continue
+            }
             // The next kernel event.
             if let f = pendingFlip, pendingVblank.map({ f <= $0 }) ?? true {
                 pendingFlip = nil
@@ -142,7 +159,14 @@ final class KMSHarness: FrameSource {
     private func runCallback(_ event: RefreshEvent) {
         events.append(event)
         dispatcher.dispatch(event)
-        if scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) { queueVblank() }
+        switch scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) {
+        case .none: break
+        case .queueVblank: queueVblank()
+        case .startAgain(let at):
+            startsAgain += 1
+            startAgainAt = at
+            startAgainIndex = dispatcher.nextRefreshIndex
+        }
     }
 
     private func queueVblank() {
@@ -161,7 +185,7 @@ final class KMSHarness: FrameSource {
         let n = frames.count
         frames.append(link.frame)
         onCallback?(n, link)
-        guard draws(n) || !scheduler.isModeSet else { return }
+        guard draws(n) || (!scheduler.isModeSet && !mayDrawNothingFirst) else { return }
         now = now + renderTime(n)
         if let delay = presentAfterVblank { now = max(now, link.frame.timestamp + delay) }
         let action = scheduler.presented(now: now)

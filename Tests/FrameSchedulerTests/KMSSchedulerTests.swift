@@ -56,6 +56,28 @@ struct KMSSchedulerTests {
         expectConsistent(h)
     }
 
+    @Test("callbacks before the first frame that draw nothing: the next comes one period later, an estimate, until one draws and sets the mode")
+    func nothingDrawnBeforeModeSet() {
+        let h = KMSHarness(period: period, firstSequence: 426)
+        h.mayDrawNothingFirst = true
+        h.draws = { $0 >= 3 }  // assets load during the first three callbacks
+        h.renderTime = { _ in Nanoseconds(1_000_000) }
+        h.start()
+        h.run(callbacks: 8)
+        #expect(h.frames.count == 8)
+        #expect(h.startsAgain == 3)
+        let t0 = h.origin + Nanoseconds(4_000_000)
+        // Three estimates a period apart (each started at the previous one's timestamp + period).
+        #expect(h.events.prefix(4).map(\.timestamp) == [t0, t0 + period, t0 + period * 2, t0 + period * 3])
+        #expect(h.events.prefix(4).allSatisfy { $0.sequence == nil && $0.provenance == .frameCallbackEstimate })
+        #expect(h.frames.prefix(4).map(\.delta) == [.zero, period, period, period])
+        #expect(h.actions.first == .setMode)
+        // From the mode set on, vblanks as always: no more restarts, timestamps never back.
+        #expect(h.events.dropFirst(4).allSatisfy { $0.provenance == .hardwareVBlank })
+        #expect(zip(h.frames, h.frames.dropFirst()).allSatisfy { $0.timestamp <= $1.timestamp })
+        #expect(h.violations.isEmpty)
+    }
+
     @Test("flips on time: one frame in flight, target = timestamp + period, each frame presented at its target")
     func flipsOnTime() {
         let h = KMSHarness(period: period)
@@ -289,7 +311,7 @@ struct KMSSchedulerTests {
         s.failed()
         #expect(s.vblankEvent(sequence: 10, at: t + period).next == .none)
         #expect(s.flipCompleted(sequence32: 11, at: t + period * 2).next == .none)
-        #expect(s.callbackEnded(wantsRefreshes: true) == false)
+        #expect(s.callbackEnded(wantsRefreshes: true) == .none)
         #expect(s.currentVblank(sequence: 11, at: t + period * 2, eventPending: false, refreshIndex: 1, now: t + period * 2) == nil)
     }
 
