@@ -851,7 +851,7 @@ public final class DRMDisplay: FrameSource {
             gbm_surface_release_buffer(gbmSurface, held.bo)
             heldBuffer = nil
         }
-        if scheduler.isModeSet {
+        if scheduler.isModeSet || pacer.isModeSet {
             let fb = shownBO.flatMap { bo in framebuffers.first(where: { $0.bo == bo })?.fb }
                 ?? framebuffers.first?.fb ?? 0
             do { try output.setMode(fb: fb) } catch {
@@ -861,7 +861,7 @@ public final class DRMDisplay: FrameSource {
             // The first refresh after this one is a restart (zero delta, no misses counted for
             // the time away): the vblank scheduler takes up the kernel's sequence; the timer's
             // grid continues at its next tick.
-            if pacing == .timer { pacer.stopped() } else { scheduler.sessionResumed() }
+            if pacing == .timer { pacer.sessionResumed() } else { scheduler.sessionResumed() }
             DRMDisplay.log.debug("session enabled: mode \(mode) set again with framebuffer \(fb); refreshes restart at the next vblank")
         } else {
             DRMDisplay.log.debug("session enabled before the first frame: the next frame sets the mode")

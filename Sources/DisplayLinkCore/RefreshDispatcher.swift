@@ -119,6 +119,21 @@ public final class RefreshDispatcher {
         return fastest == Int.max ? 1 : max(1, fastest)
     }
 
+    /// The refreshes per callback every live, unpaused link's interval at `refreshPeriod` is a
+    /// multiple of: their greatest common divisor (1 with none). A source that wakes only every
+    /// this many refreshes still brings each link its callback on time (links at 2 and 3 give 1,
+    /// not 2: a wake-up every 2 refreshes would make the link at 3 fire every 4). No allocation.
+    public func commonFrameInterval(refreshPeriod: Nanoseconds) -> Int {
+        var common = 0
+        for entry in entries {
+            guard let link = entry.link, link.isValid, !link.isPaused else { continue }
+            var a = common, b = max(1, link.interval(for: refreshPeriod))
+            while b != 0 { (a, b) = (b, a % b) }
+            common = a
+        }
+        return max(1, common)
+    }
+
     /// The number of links that are alive and not invalidated.
     public var linkCount: Int {
         var n = 0

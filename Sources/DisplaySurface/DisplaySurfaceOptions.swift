@@ -1,3 +1,4 @@
+import DisplayLinkCore
 import DRMBackend
 
 extension DisplaySurface {
@@ -127,6 +128,11 @@ extension DisplaySurface {
         /// False: present as soon as possible, as without the protocol. (Timed commits with no
         /// fallback, for measuring a compositor: `WaylandFrameSource.Configuration.fallsBackFromHeldCommits`.)
         public var waylandCommitTiming = true
+        /// On Wayland, how long opening the surface waits for each reply of the compositor before
+        /// failing with `WaylandError.notResponding` (a compositor that accepted the connection
+        /// but is stopped or hung would otherwise block the caller, and its signal handling, for
+        /// ever). Default 30 s.
+        public var waylandReplyTimeout = Nanoseconds(30_000_000_000)
 
         public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
                     width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,

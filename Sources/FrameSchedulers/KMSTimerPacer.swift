@@ -113,6 +113,17 @@ public struct KMSTimerPacer: Sendable {
         restarting = true
     }
 
+    /// The session came back after another VT had the display (the shell has set the mode again
+    /// with the frame last shown, and dropped any held frame): a flip pending before the pause
+    /// completed while away, unseen, and a held frame is gone. Forgets both, and the last flip's
+    /// period, so the next frame flips at once; the next refresh follows a stall.
+    public mutating func sessionResumed() {
+        flipping = nil
+        held = nil
+        flipPeriod = nil
+        restarting = true
+    }
+
     /// The timer fired at `now`.
     public mutating func timerFired(now: MonotonicInstant, refreshIndex: UInt64) -> Tick {
         guard anchor != nil else { return Tick(flipHeld: false, event: nil) }

@@ -76,7 +76,8 @@ import DisplayLinkCore
 /// (mutter 48 sends `suspended`).
 ///
 /// Preferred rate below the refresh (``linkFrameInterval`` = k, set by the shell from its
-/// links): paced by callbacks, the source wakes every d periods (d the learned presentation
+/// links, the greatest common divisor of their intervals; strides are divisors of it up to
+/// ``maximumStride``): paced by callbacks, the source wakes every d periods (d the learned presentation
 /// depth, 1 on most compositors) and a link at interval k fires on every k-th. With commit timing
 /// in use, the period measured and k > d, each refresh's target is k periods after the newest
 /// presentation instead of d, and its commit is timed for it, so the compositor presents it, and
@@ -220,18 +221,29 @@ public struct WaylandRefreshScheduler: Sendable {
     public private(set) var commitTimingFallbackReason: String?
     /// Whether commits carry targets now: configured, and not fallen back.
     public var usesCommitTimingNow: Bool { configuration.usesCommitTiming && !isCommitTimingFallenBack }
-    /// The refreshes per callback of the fastest active link (set by the shell before each batch;
-    /// 1: every refresh). Only used with commit timing (see the type's notes).
+    /// The refreshes per callback every active link's interval is a multiple of (set by the shell
+    /// before each batch from ``RefreshDispatcher/commonFrameInterval(refreshPeriod:)``; 1: every
+    /// refresh). Only used with commit timing (see the type's notes).
     public var linkFrameInterval = 1
     /// Whether a callback for a strided commit came before its commit target, so striding saves
     /// no wake-up on this compositor and is not used any more.
     public private(set) var isStridingUseless = false
-    /// The stride the next compositor-paced refresh gets (see the type's notes): the link
-    /// interval when striding saves wake-ups, else 1.
+    /// The stride the next compositor-paced refresh gets (see the type's notes): the largest
+    /// divisor of the link interval up to ``maximumStride`` (so every link still fires on its
+    /// refresh: 5 for an interval of 10, not 8) when striding saves wake-ups, else 1.
     public var stride: Int {
         guard usesCommitTimingNow, !isStridingUseless, isPeriodMeasured, timeline.latest != nil,
-              let depth = learnedDepth, linkFrameInterval > depth else { return 1 }
-        return min(linkFrameInterval, WaylandRefreshScheduler.maximumStride)
+              let depth = learnedDepth else { return 1 }
+        let stride = WaylandRefreshScheduler.largestDivisor(of: linkFrameInterval, atMost: WaylandRefreshScheduler.maximumStride)
+        return stride > depth ? stride : 1
+    }
+
+    /// The largest divisor of `n` (≥ 1) that is at most `limit` (≥ 1).
+    public static func largestDivisor(of n: Int, atMost limit: Int) -> Int {
+        guard n > 1 else { return 1 }
+        var d = min(n, max(1, limit))
+        while n % d != 0 { d -= 1 }
+        return d
     }
 
     /// Periods a strided refresh's target lies beyond the depth's (0 without a stride).

@@ -23,11 +23,26 @@ public final class WaylandConnection {
         /// Bind `wp_fifo_manager_v1` when offered: each refresh's commit sets a FIFO barrier and
         /// waits for the previous one.
         public var bindFifo = true
-        public init(bindPresentationTime: Bool = true, bindCommitTiming: Bool = true, bindFifo: Bool = true) {
+        /// How long connecting (and opening a window) waits for each reply of the compositor
+        /// before failing with ``WaylandError/notResponding(socket:seconds:)``: a compositor that
+        /// accepted the connection but is stopped or hung would otherwise block the caller for
+        /// ever (and with it the main queue, where signal handlers run). Default 30 s.
+        public var replyTimeout: Nanoseconds = WaylandConnection.defaultReplyTimeout
+        public init(bindPresentationTime: Bool = true, bindCommitTiming: Bool = true, bindFifo: Bool = true,
+                    replyTimeout: Nanoseconds = WaylandConnection.defaultReplyTimeout) {
             self.bindPresentationTime = bindPresentationTime
             self.bindCommitTiming = bindCommitTiming
             self.bindFifo = bindFifo
+            self.replyTimeout = replyTimeout
         }
+    }
+
+    /// ``Options/replyTimeout``'s default: 30 s.
+    public nonisolated static let defaultReplyTimeout = Nanoseconds(30_000_000_000)
+
+    /// How a roundtrip with a time limit ended.
+    enum RoundtripOutcome {
+        case done, failed, timedOut
     }
 
     /// The socket name connected to (`WAYLAND_DISPLAY`, or `wayland-0`).
@@ -65,10 +80,12 @@ public final class WaylandConnection {
     /// (an array of bare closures holds them in a general form, and calling one then allocates a
     /// thunk in unoptimised builds).
     private struct AfterDispatchHandler {
+        let id: Int
         let run: () -> Void
     }
     private var afterDispatchHandlers: [AfterDispatchHandler] = []
-    private var errorHandlers: [(WaylandError) -> Void] = []
+    private var nextAfterDispatchID = 0
+    private var errorHandlers = HandlerList<(WaylandError) -> Void>()
     private let options: Options
 
     /// Connects to the compositor named by `socket` (default: `WAYLAND_SOCKET`/`WAYLAND_DISPLAY`),
@@ -86,10 +103,15 @@ public final class WaylandConnection {
 
         registry = wl_display_get_registry(display)
         wl_registry_add_listener(registry, WaylandListeners.registry, Unmanaged.passUnretained(self).toOpaque())
-        guard wl_display_roundtrip(display) >= 0 else {
+        switch roundtrip() {
+        case .done: break
+        case .failed:
             let failure = readFailure()
             teardown()
             throw failure
+        case .timedOut:
+            teardown()
+            throw notResponding
         }
         let missing = WaylandGlobals.missing(from: globals)
         guard missing.isEmpty else {
@@ -98,10 +120,15 @@ public final class WaylandConnection {
         }
         bindGlobals()
         // A second roundtrip delivers the events of the objects just bound (clock id, outputs).
-        guard wl_display_roundtrip(display) >= 0 else {
+        switch roundtrip() {
+        case .done: break
+        case .failed:
             let failure = readFailure()
             teardown()
             throw failure
+        case .timedOut:
+            teardown()
+            throw notResponding
         }
         startEventLoop()
     }
@@ -226,6 +253,50 @@ public final class WaylandConnection {
     /// its answer is dispatched. By then the compositor has handled every request sent before, and
     /// every event those requests caused has been dispatched (tests use it to wait for quiet
     /// without sleeping). Never runs if the connection fails first.
+    /// The error for a compositor that let ``Options/replyTimeout`` pass without a reply.
+    var notResponding: WaylandError {
+        .notResponding(socket: socketName, seconds: Double(options.replyTimeout.value) / 1e9)
+    }
+
+    /// `wl_display_roundtrip` with ``Options/replyTimeout`` as its limit, before the event loop
+    /// reads the socket (connecting, opening a window): sends a `wl_display.sync` and reads and
+    /// dispatches events until its `done`, the connection fails or the time is up.
+    func roundtrip() -> RoundtripOutcome {
+        let deadline = MonotonicInstant.now() + options.replyTimeout
+        let replied = RoundtripFlag()
+        let box = Unmanaged.passRetained(SyncRequest { replied.value = true }).toOpaque()
+        guard let callback = wl_display_sync(display) else {
+            Unmanaged<SyncRequest>.fromOpaque(box).release()
+            return .failed
+        }
+        wl_callback_add_listener(callback, WaylandListeners.sync, box)
+        // Not done in time: the callback and its request stay with the connection (its `done`,
+        // should it come, finds them); the caller tears the connection down.
+        while !replied.value {
+            if wl_display_prepare_read(display) != 0 {
+                guard wl_display_dispatch_pending(display) >= 0 else { return .failed }
+                continue
+            }
+            _ = wl_display_flush(display)
+            let remaining = (deadline - MonotonicInstant.now()).value
+            guard remaining > 0 else {
+                wl_display_cancel_read(display)
+                return .timedOut
+            }
+            var descriptor = pollfd(fd: wl_display_get_fd(display), events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(clamping: (remaining + 999_999) / 1_000_000)
+            let ready = poll(&descriptor, 1, milliseconds)
+            guard ready > 0 else {
+                wl_display_cancel_read(display)
+                if ready == 0 || errno == EINTR { continue }  // the deadline is checked above
+                return .failed
+            }
+            guard wl_display_read_events(display) >= 0 else { return .failed }
+            guard wl_display_dispatch_pending(display) >= 0 else { return .failed }
+        }
+        return .done
+    }
+
     public func sync(_ done: @escaping @MainActor () -> Void) {
         guard error == nil else { return }
         let box = Unmanaged.passRetained(SyncRequest(done)).toOpaque()
@@ -238,12 +309,29 @@ public final class WaylandConnection {
 
     /// Runs `handler` after each batch of events is dispatched (frame sources deliver refreshes
     /// there, once the batch's presentation feedback has been read too).
-    func addAfterDispatchHandler(_ handler: @escaping () -> Void) {
-        afterDispatchHandlers.append(AfterDispatchHandler(run: handler))
+    /// Returns the number that removes it (``removeAfterDispatchHandler(_:)``).
+    @discardableResult
+    func addAfterDispatchHandler(_ handler: @escaping () -> Void) -> Int {
+        nextAfterDispatchID += 1
+        afterDispatchHandlers.append(AfterDispatchHandler(id: nextAfterDispatchID, run: handler))
+        return nextAfterDispatchID
     }
 
-    func addErrorHandler(_ handler: @escaping (WaylandError) -> Void) {
-        errorHandlers.append(handler)
+    /// How many handlers are registered (after-dispatch, error): for tests.
+    var handlerCounts: (afterDispatch: Int, error: Int) { (afterDispatchHandlers.count, errorHandlers.entries.count) }
+
+    func removeAfterDispatchHandler(_ id: Int) {
+        afterDispatchHandlers.removeAll { $0.id == id }
+    }
+
+    /// Returns the number that removes it (``removeErrorHandler(_:)``).
+    @discardableResult
+    func addErrorHandler(_ handler: @escaping (WaylandError) -> Void) -> Int {
+        errorHandlers.add(handler)
+    }
+
+    func removeErrorHandler(_ id: Int) {
+        errorHandlers.remove(id)
     }
 
     private func startEventLoop() {
@@ -309,12 +397,30 @@ public final class WaylandConnection {
 
     /// Dispatches events already read (also those EGL read while swapping), runs the
     /// after-dispatch handlers, and flushes.
+    ///
+    /// Not re-entered: a handler that calls it (a frame source after its swap, where EGL may have
+    /// read the next frame callback) has the events dispatched and the handlers run again after
+    /// it returns, not inside it, so one refresh never starts inside another (and a compositor
+    /// that answers at once cannot grow the stack frame by frame).
     func dispatchPending() {
         guard error == nil else { return }
         guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
-        for handler in afterDispatchHandlers { handler.run() }
+        if runningAfterDispatchHandlers {
+            afterDispatchHandlersAgain = true
+            flush()
+            return
+        }
+        runningAfterDispatchHandlers = true
+        defer { runningAfterDispatchHandlers = false }
+        repeat {
+            afterDispatchHandlersAgain = false
+            for handler in afterDispatchHandlers { handler.run() }
+        } while afterDispatchHandlersAgain && error == nil
         flush()
     }
+
+    private var runningAfterDispatchHandlers = false
+    private var afterDispatchHandlersAgain = false
 
     /// Sends queued requests; on `EAGAIN` waits for the socket to drain.
     func flush() {
@@ -363,7 +469,7 @@ public final class WaylandConnection {
         readSource?.cancel()
         writeSource?.cancel()
         writeSource = nil
-        for handler in errorHandlers { handler(failure) }
+        for entry in errorHandlers.entries { entry.handler(failure) }
         onError?(failure)
     }
 
@@ -477,6 +583,11 @@ enum WaylandListeners {
 
 /// The closure of one ``WaylandConnection/sync(_:)``, retained until its answer arrives.
 @MainActor
+/// Whether a roundtrip's `done` came.
+final class RoundtripFlag {
+    var value = false
+}
+
 final class SyncRequest {
     let done: @MainActor () -> Void
     init(_ done: @escaping @MainActor () -> Void) { self.done = done }

@@ -17,6 +17,9 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
     /// An output that is not (or no longer) one of the connection's outputs was asked for: its
     /// name (or how it is known), and the names of the outputs the compositor has.
     case unknownOutput(String, available: [String])
+    /// The compositor accepted the connection but sent no reply within the time allowed
+    /// (``WaylandConnection/Options/replyTimeout``): stopped, hung, or far too busy.
+    case notResponding(socket: String, seconds: Double)
 
     public var description: String {
         switch self {
@@ -37,6 +40,10 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
             "The Wayland compositor has no output \(output) (its outputs: "
                 + (available.isEmpty ? "none" : available.map { "'\($0)'" }.joined(separator: ", "))
                 + "). Name one of them in DisplaySurface.Options.waylandOutput, or pass one of WaylandConnection.outputs to WaylandWindow."
+        case .notResponding(let socket, let seconds):
+            "The Wayland compositor at '\(socket)' accepted the connection but did not reply within \(seconds.formatted2) s: "
+                + "it is stopped, hung or overloaded. Check the compositor, or allow it longer "
+                + "(waylandReplyTimeout in DisplaySurface.Options, replyTimeout in WaylandConnection.Options)."
         }
     }
 }
@@ -53,5 +60,15 @@ func errnoName(_ code: Int32) -> String {
     case 104: "ECONNRESET: connection reset"
     case 111: "ECONNREFUSED: connection refused"
     default: "errno \(code)"
+    }
+}
+
+extension Double {
+    /// Seconds as a person writes them: "30", "0.5", "1.25".
+    var formatted2: String {
+        let hundredths = (self * 100).rounded()
+        guard hundredths.isFinite, abs(hundredths) < 1e15 else { return "\(self)" }
+        let whole = Int64(hundredths) / 100, fraction = abs(Int64(hundredths) % 100)
+        return fraction == 0 ? "\(whole)" : fraction % 10 == 0 ? "\(whole).\(fraction / 10)" : "\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }

@@ -186,11 +186,11 @@ public final class WaylandFrameSource: FrameSource {
         WaylandFrameSource.log.debug("advertised refresh period \(advertised) (targets use the measured period once known)")
         WaylandFrameSource.log.debug("timing protocols in use: \(window.connection.timingProtocols.joined(separator: ", "))\(window.commitTimer != nil && !configuration.usesCommitTiming ? " (commit timing bound, not used by configuration)" : "")")
         dispatcher.onDemandChange = { [weak self] wanted in self?.demandChanged(wanted) }
-        window.addSuspendedHandler { [weak self] suspended in self?.suspendedChanged(suspended) }
-        window.addOutputsChangedHandler { [weak self] in self?.outputsChanged() }
+        handlerIDs.suspended = window.addSuspendedHandler { [weak self] suspended in self?.suspendedChanged(suspended) }
+        handlerIDs.outputs = window.addOutputsChangedHandler { [weak self] in self?.outputsChanged() }
         if window.isSuspended { _ = scheduler.suspendedChanged(true, at: MonotonicInstant.now()) }
-        window.connection.addAfterDispatchHandler { [weak self] in self?.afterDispatch() }
-        window.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
+        handlerIDs.afterDispatch = window.connection.addAfterDispatchHandler { [weak self] in self?.afterDispatch() }
+        handlerIDs.error = window.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
         error = window.connection.error
         if error != nil { scheduler.connectionFailed() }
     }
@@ -198,7 +198,16 @@ public final class WaylandFrameSource: FrameSource {
     isolated deinit {
         stopWatchdog()
         destroyPendingRequests()
+        // Its handlers go with it (a long-lived connection would otherwise run one more no-op
+        // after every dispatch for each frame source it ever had).
+        window.removeSuspendedHandler(handlerIDs.suspended)
+        window.removeOutputsChangedHandler(handlerIDs.outputs)
+        window.connection.removeAfterDispatchHandler(handlerIDs.afterDispatch)
+        window.connection.removeErrorHandler(handlerIDs.error)
     }
+
+    /// What its handlers were registered as, with the window and the connection.
+    private var handlerIDs = (suspended: 0, outputs: 0, afterDispatch: 0, error: 0)
 
     /// Tells the source the surface was committed with a frame (the EGL window's swap calls it):
     /// during a refresh it then commits no empty frame, and from the first one on the surface
@@ -263,8 +272,8 @@ public final class WaylandFrameSource: FrameSource {
 
     private func afterDispatch() {
         if scheduler.usesCommitTimingNow {
-            // The fastest link's interval: a stride of timed commits replaces the wake-ups no link uses.
-            scheduler.linkFrameInterval = dispatcher.fastestFrameInterval(refreshPeriod: scheduler.period)
+            // The links' common interval: a stride of timed commits replaces the wake-ups no link uses.
+            scheduler.linkFrameInterval = dispatcher.commonFrameInterval(refreshPeriod: scheduler.period)
         }
         guard let refresh = scheduler.eventsDispatched() else { return }
         perform(refresh)

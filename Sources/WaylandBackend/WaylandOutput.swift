@@ -15,22 +15,24 @@ public final class WaylandOutput {
 
     let proxy: OpaquePointer
     let globalName: UInt32
-    private var modeHandlers: [() -> Void] = []
+    private var modeHandlers = HandlerList<() -> Void>()
     private var refreshAtLastDone: Int32 = 0
     private var sizeAtLastDone: (Int32, Int32) = (0, 0)
     private var doneSeen = false
 
     /// Runs `handler` after a `done` that changed the current mode (not on the first `done`).
-    func addModeChangeHandler(_ handler: @escaping () -> Void) {
-        modeHandlers.append(handler)
+    func addModeChangeHandler(_ handler: @escaping () -> Void) -> Int {
+        modeHandlers.add(handler)
     }
+
+    func removeModeChangeHandler(_ id: Int) { modeHandlers.remove(id) }
 
     private func done() {
         let changed = doneSeen && (refreshAtLastDone != refreshMilliHertz || sizeAtLastDone != (width, height))
         doneSeen = true
         refreshAtLastDone = refreshMilliHertz
         sizeAtLastDone = (width, height)
-        if changed { for handler in modeHandlers { handler() } }
+        if changed { for entry in modeHandlers.entries { entry.handler() } }
     }
 
     init(proxy: OpaquePointer, globalName: UInt32) {

@@ -35,8 +35,10 @@ public final class WaylandWindow {
     /// the compositor offers them.
     private(set) var commitTimer: OpaquePointer?
     private(set) var fifo: OpaquePointer?
-    private var suspendedHandlers: [(Bool) -> Void] = []
-    private var outputHandlers: [() -> Void] = []
+    private var suspendedHandlers = HandlerList<(Bool) -> Void>()
+    private var outputHandlers = HandlerList<() -> Void>()
+    /// The mode-change handler this window registered with each output it entered.
+    private var modeHandlerIDs: [(output: WaylandOutput, id: Int)] = []
     /// The outputs whose mode changes this window follows (each registered once).
     private var watchedOutputs: Set<ObjectIdentifier> = []
     private var pendingSuspended = false
@@ -90,9 +92,15 @@ public final class WaylandWindow {
         wl_surface_commit(surface)
         var roundtrips = 0
         while !configured && roundtrips < 5 {
-            guard wl_display_roundtrip(connection.display) >= 0 else {
+            switch connection.roundtrip() {
+            case .done: break
+            case .failed:
                 connection.checkForFailure()
+                destroy()
                 throw connection.error ?? .connectionLost(errno: 0)
+            case .timedOut:
+                destroy()
+                throw connection.notResponding
             }
             roundtrips += 1
         }
@@ -154,21 +162,32 @@ public final class WaylandWindow {
         xdg_surface_destroy(xdgSurface)
         wl_surface_destroy(surface)
         connection.flush()
+        for (output, id) in modeHandlerIDs { output.removeModeChangeHandler(id) }
+        modeHandlerIDs.removeAll()
     }
 
     /// Runs `handler` when ``isSuspended`` changes (frame sources: no requests while suspended).
-    func addSuspendedHandler(_ handler: @escaping (Bool) -> Void) {
-        suspendedHandlers.append(handler)
+    @discardableResult
+    func addSuspendedHandler(_ handler: @escaping (Bool) -> Void) -> Int {
+        suspendedHandlers.add(handler)
     }
+
+    func removeSuspendedHandler(_ id: Int) { suspendedHandlers.remove(id) }
+
+    /// How many handlers are registered (suspended, outputs changed): for tests.
+    var handlerCounts: (suspended: Int, outputs: Int) { (suspendedHandlers.entries.count, outputHandlers.entries.count) }
 
     /// Runs `handler` when the surface enters or leaves an output, or the mode of one of its
     /// outputs changes (frame sources re-learn the rhythm).
-    func addOutputsChangedHandler(_ handler: @escaping () -> Void) {
-        outputHandlers.append(handler)
+    @discardableResult
+    func addOutputsChangedHandler(_ handler: @escaping () -> Void) -> Int {
+        outputHandlers.add(handler)
     }
 
+    func removeOutputsChangedHandler(_ id: Int) { outputHandlers.remove(id) }
+
     func outputsChanged() {
-        for handler in outputHandlers { handler() }
+        for entry in outputHandlers.entries { entry.handler() }
     }
 
     // MARK: Events
@@ -180,7 +199,7 @@ public final class WaylandWindow {
         isMaximized = pendingMaximized
         if pendingSuspended != isSuspended {
             isSuspended = pendingSuspended
-            for handler in suspendedHandlers { handler(isSuspended) }
+            for entry in suspendedHandlers.entries { entry.handler(isSuspended) }
             onSuspendedChange?(isSuspended)
         }
         // A zero width or height leaves that dimension to the client: the windowed size (not the
@@ -215,7 +234,10 @@ public final class WaylandWindow {
                 if let found = window.connection.output(for: output), !window.outputs.contains(where: { $0 === found }) {
                     window.outputs.append(found)
                     if window.watchedOutputs.insert(ObjectIdentifier(found)).inserted {
-                        found.addModeChangeHandler { [weak window] in window?.modeChanged(of: found) }
+                        let id = found.addModeChangeHandler { [weak window, weak found] in
+                            if let found { window?.modeChanged(of: found) }
+                        }
+                        window.modeHandlerIDs.append((found, id))
                     }
                     window.outputsChanged()
                 }

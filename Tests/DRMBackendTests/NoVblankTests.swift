@@ -92,6 +92,11 @@ struct NoVblankTests {
         client.display.shutDown()
     }
 
+    @Test("through seatd on bochs (timer pacing): a VT switch away and back sets the mode again and flips again (it stayed on the console, or held every frame behind a flip that had completed while away), no callbacks while away, a zero delta on return; keys through libinput; the CRTC restored")
+    func seatSessionAndVTSwitch() async throws {
+        try await seatVTSwitch(provenance: .timerFallback, presentedAfterVblank: false, label: "drm on bochs")
+    }
+
     @Test("the demo on bochs: report with pacing timer, timer-fallback provenance on every frame, deltas whole periods, no allocation in frames 40 to 140; exits 0, the CRTC restored",
           arguments: ["atomic", "legacy"])
     func demo(api: String) async throws {

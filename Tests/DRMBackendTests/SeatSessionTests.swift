@@ -151,107 +151,117 @@ enum SeatSessionProbe {
 extension VKMSTests {
     @Test("through seatd as user nobody: a VT switch away and back (no callbacks while away, the console's framebuffer shown, a zero delta and the kernel's sequence on return), keys through libinput, the CRTC restored at exit")
     func seatSessionAndVTSwitch() async throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/seatd") else {
-            #expect(!insideVM, "inside the VM the test runs as root and seatd is installed (Scripts/install-deps drm)")
-            return
-        }
-        let demo = demoPath()
-        // seatd 0.7 listens at /run/seatd.sock (a fresh tmpfs in the VM); while it runs, every
-        // program here (this one too) opens devices through it.
-        let socket = "/run/seatd.sock"
-        try #require(!FileManager.default.fileExists(atPath: socket), "a seatd is already running")
-        let report = "/tmp/seat-demo-\(getpid()).json"
-        let keyboard = try VirtualKeyboard()
-        let seatLog = try LineReader()
-        defer { seatLog.close() }
-        let seatd = try Child(unblocked: ["/usr/sbin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"], errors: seatLog.writeEnd)
-        var seatdStopped = false
-        func stopSeatd() async {
-            guard !seatdStopped else { return }
-            seatdStopped = true
-            kill(seatd.pid, SIGTERM)
-            _ = await seatd.wait()
+        try await seatVTSwitch(provenance: .hardwareVBlank, presentedAfterVblank: true, label: "drm")
+    }
+}
+
+/// The demo as user nobody through seatd: a VT switch away and back (no callbacks while away, the
+/// console's framebuffer shown, the mode set again on return, then flips, a zero delta and the
+/// sequence going on), keys through libinput, the CRTC restored at exit. `provenance`: the
+/// frames' (hardware vblank on vkms; timer on bochs, whose flips complete without waiting for a
+/// vblank, so a frame's presentation is not checked against the vblank after its own).
+@MainActor
+func seatVTSwitch(provenance: TimestampProvenance, presentedAfterVblank: Bool, label: String) async throws {
+    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/seatd") else {
+        #expect(!insideVM, "inside the VM the test runs as root and seatd is installed (Scripts/install-deps drm)")
+        return
+    }
+    let demo = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo").path
+    // seatd 0.7 listens at /run/seatd.sock (a fresh tmpfs in the VM); while it runs, every
+    // program here (this one too) opens devices through it.
+    let socket = "/run/seatd.sock"
+    try #require(!FileManager.default.fileExists(atPath: socket), "a seatd is already running")
+    let report = "/tmp/seat-demo-\(getpid()).json"
+    let keyboard = try VirtualKeyboard()
+    let seatLog = try LineReader()
+    defer { seatLog.close() }
+    let seatd = try Child(unblocked: ["/usr/sbin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"], errors: seatLog.writeEnd)
+    var seatdStopped = false
+    func stopSeatd() async {
+        guard !seatdStopped else { return }
+        seatdStopped = true
+        kill(seatd.pid, SIGTERM)
+        _ = await seatd.wait()
+        unlink(socket)
+    }
+    defer {
+        if !seatdStopped {  // left early: the next tests must not find a seat manager
+            kill(seatd.pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(seatd.pid, &status, 0)
             unlink(socket)
         }
-        defer {
-            if !seatdStopped {  // left early: the next tests must not find a seat manager
-                kill(seatd.pid, SIGKILL)
-                var status: Int32 = 0
-                waitpid(seatd.pid, &status, 0)
-                unlink(socket)
-            }
-        }
-        #expect(await waitFor(.seconds(60)) { FileManager.default.fileExists(atPath: socket) || !seatd.isRunning },
-                "seatd did not start: \(seatLog.poll())")
-        try #require(seatd.isRunning, "seatd exited: \(seatLog.poll())")
-
-        let crtc = try #require(CRTCWatcher())
-        let before = crtc.state
-        let log = try LineReader()
-        defer { log.close() }
-        // Standard input /dev/null (no terminal): keys come through libinput.
-        let run = try Child(unblocked: ["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
-                             "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-                             demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
-                             "--report", report, "--log-level", "debug"], errors: log.writeEnd)
-        func flips(_ count: Int) async -> Bool {
-            var last = crtc.state?.buffer, seen = 0
-            let happened = await waitFor(.seconds(120)) {
-                let now = crtc.state?.buffer
-                if now != last, now != before?.buffer { seen += 1 }
-                last = now
-                return seen >= count || !run.isRunning
-            }
-            return happened && seen >= count
-        }
-        #expect(await flips(4), "the demo never flipped: \(log.poll().suffix(20))")
-        let lines = log.poll()
-        #expect(lines.contains { $0.contains("seat seat0: session active") }, "not through the seat: \(lines.suffix(30))")
-        #expect(lines.contains { $0.contains("keys: no terminal on standard input; the console's keyboards through libinput") },
-                "no libinput keys: \(lines.filter { $0.contains("keys") || $0.contains("input") })")
-
-        // Away: VT 2. The switch completes only after the demo let go.
-        let switched = await activateVT(2)
-        let active = (try? String(contentsOfFile: "/sys/class/tty/tty0/active", encoding: .utf8)) ?? "?"
-        try #require(switched, "VT 2 not activated (active: \(active)); seatd: \(seatLog.poll().suffix(15)); demo: \(log.poll().suffix(8))")
-        #expect(await log.wait(for: "session disabled: no flips", while: run) != nil, "no disable: \(log.poll().suffix(20))")
-        let away = MonotonicInstant.now()
-        // The console (fbcon's framebuffer, as before the demo) is on screen while away.
-        #expect(await waitFor(.seconds(60)) { crtc.state?.buffer == before?.buffer }, "the console did not come back while away")
-        let back = MonotonicInstant.now()
-        #expect(await activateVT(1), "VT 1 not activated")
-        #expect(await log.wait(for: "session enabled: mode", while: run) != nil, "no re-modeset: \(log.poll().suffix(20))")
-        #expect(await flips(3), "no flips after the return")
-
-        // Keys through libinput: space pauses, q quits.
-        keyboard.tap(VirtualKeyboard.keySpace)
-        #expect(await log.wait(for: "key: paused", while: run) != nil, "space did not arrive: \(log.poll().suffix(20))")
-        keyboard.tap(VirtualKeyboard.keyQ)
-        #expect(await log.wait(for: "key: quit", while: run) != nil, "q did not arrive: \(log.poll().suffix(20))")
-        #expect(await run.wait() == 0)
-        await stopSeatd()
-        #expect(crtc.state?.buffer == before?.buffer, "the CRTC was not restored")
-
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
-        let kept = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-seat.json")
-        try? FileManager.default.removeItem(at: kept)
-        try? FileManager.default.copyItem(at: URL(fileURLWithPath: report), to: kept)
-        let frames = json["frames"] as? [[String: Any]] ?? []
-        let called = frames.map { $0["callback_at"] as? Double ?? 0 }
-        #expect(!called.contains { $0 >= away.seconds && $0 <= back.seconds }, "callbacks while away")
-        let resume = called.firstIndex { $0 > back.seconds }
-        try #require(resume != nil && resume! > 2, "no frames before and after the time away")
-        let r = resume!
-        #expect(frames[r]["delta"] as? Double == 0, "the first delta after the return: \(frames[r])")
-        #expect(frames[r]["missed"] as? Int == 0)
-        #expect(frames[r]["provenance"] as? String == TimestampProvenance.hardwareVBlank.rawValue)
-        let sequenceBefore = frames[r - 1]["sequence"] as? Int ?? 0, sequenceAfter = frames[r]["sequence"] as? Int ?? 0
-        #expect(sequenceAfter > sequenceBefore, "sequence \(sequenceBefore) → \(sequenceAfter)")
-        let zero = Set(frames.indices.filter { frames[$0]["delta"] as? Double == 0 })
-        #expect(zero == [0, 1, r], "zero deltas at \(zero.sorted()), return at \(r)")
-        let period = (json["environment"] as? [String: Any])?["period_exact"] as? Double ?? 0
-        expectReportFrames(frames, period: period, zeroDeltas: zero)
-        print("[drm] seat: demo as nobody through seatd; VT 2 and back: \(frames.count) frames, none while away, "
-              + "return at frame \(r) (delta 0, sequence \(sequenceBefore) → \(sequenceAfter)); space and q through libinput; CRTC restored")
     }
+    #expect(await waitFor(.seconds(60)) { FileManager.default.fileExists(atPath: socket) || !seatd.isRunning },
+            "seatd did not start: \(seatLog.poll())")
+    try #require(seatd.isRunning, "seatd exited: \(seatLog.poll())")
+
+    let crtc = try #require(CRTCWatcher())
+    let before = crtc.state
+    let log = try LineReader()
+    defer { log.close() }
+    // Standard input /dev/null (no terminal): keys come through libinput.
+    let run = try Child(unblocked: ["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
+                         "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+                         demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
+                         "--report", report, "--log-level", "debug"], errors: log.writeEnd)
+    func flips(_ count: Int) async -> Bool {
+        var last = crtc.state?.buffer, seen = 0
+        let happened = await waitFor(.seconds(120)) {
+            let now = crtc.state?.buffer
+            if now != last, now != before?.buffer { seen += 1 }
+            last = now
+            return seen >= count || !run.isRunning
+        }
+        return happened && seen >= count
+    }
+    #expect(await flips(4), "the demo never flipped: \(log.poll().suffix(20))")
+    let lines = log.poll()
+    #expect(lines.contains { $0.contains("seat seat0: session active") }, "not through the seat: \(lines.suffix(30))")
+    #expect(lines.contains { $0.contains("keys: no terminal on standard input; the console's keyboards through libinput") },
+            "no libinput keys: \(lines.filter { $0.contains("keys") || $0.contains("input") })")
+
+    // Away: VT 2. The switch completes only after the demo let go.
+    let switched = await activateVT(2)
+    let active = (try? String(contentsOfFile: "/sys/class/tty/tty0/active", encoding: .utf8)) ?? "?"
+    try #require(switched, "VT 2 not activated (active: \(active)); seatd: \(seatLog.poll().suffix(15)); demo: \(log.poll().suffix(8))")
+    #expect(await log.wait(for: "session disabled: no flips", while: run) != nil, "no disable: \(log.poll().suffix(20))")
+    let away = MonotonicInstant.now()
+    // The console (fbcon's framebuffer, as before the demo) is on screen while away.
+    #expect(await waitFor(.seconds(60)) { crtc.state?.buffer == before?.buffer }, "the console did not come back while away")
+    let back = MonotonicInstant.now()
+    #expect(await activateVT(1), "VT 1 not activated")
+    #expect(await log.wait(for: "session enabled: mode", while: run) != nil, "no re-modeset: \(log.poll().suffix(20))")
+    #expect(await flips(3), "no flips after the return")
+
+    // Keys through libinput: space pauses, q quits.
+    keyboard.tap(VirtualKeyboard.keySpace)
+    #expect(await log.wait(for: "key: paused", while: run) != nil, "space did not arrive: \(log.poll().suffix(20))")
+    keyboard.tap(VirtualKeyboard.keyQ)
+    #expect(await log.wait(for: "key: quit", while: run) != nil, "q did not arrive: \(log.poll().suffix(20))")
+    #expect(await run.wait() == 0)
+    await stopSeatd()
+    #expect(crtc.state?.buffer == before?.buffer, "the CRTC was not restored")
+
+    let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
+    let kept = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("\(vmDisplay)-demo-seat.json")
+    try? FileManager.default.removeItem(at: kept)
+    try? FileManager.default.copyItem(at: URL(fileURLWithPath: report), to: kept)
+    let frames = json["frames"] as? [[String: Any]] ?? []
+    let called = frames.map { $0["callback_at"] as? Double ?? 0 }
+    #expect(!called.contains { $0 >= away.seconds && $0 <= back.seconds }, "callbacks while away")
+    let resume = called.firstIndex { $0 > back.seconds }
+    try #require(resume != nil && resume! > 2, "no frames before and after the time away")
+    let r = resume!
+    #expect(frames[r]["delta"] as? Double == 0, "the first delta after the return: \(frames[r])")
+    #expect(frames[r]["missed"] as? Int == 0)
+    #expect(frames[r]["provenance"] as? String == provenance.rawValue)
+    let sequenceBefore = frames[r - 1]["sequence"] as? Int ?? 0, sequenceAfter = frames[r]["sequence"] as? Int ?? 0
+    #expect(sequenceAfter > sequenceBefore, "sequence \(sequenceBefore) → \(sequenceAfter)")
+    let zero = Set(frames.indices.filter { frames[$0]["delta"] as? Double == 0 })
+    #expect(zero == [0, 1, r], "zero deltas at \(zero.sorted()), return at \(r)")
+    let period = (json["environment"] as? [String: Any])?["period_exact"] as? Double ?? 0
+    expectReportFrames(frames, period: period, zeroDeltas: zero, presentedAfterVblank: presentedAfterVblank)
+    print("[\(label)] seat: demo as nobody through seatd; VT 2 and back: \(frames.count) frames, none while away, "
+          + "return at frame \(r) (delta 0, sequence \(sequenceBefore) → \(sequenceAfter)); space and q through libinput; CRTC restored")
 }

@@ -100,6 +100,25 @@ struct FrameRateTests {
         #expect(link.frameInterval == 1)
     }
 
+    @Test("the common frame interval of the links: the greatest common divisor of their intervals (a source may wake only that often)")
+    func commonInterval() {
+        let source = MockFrameSource(refreshRate: 60)
+        let recorder = Recorder()
+        #expect(source.dispatcher.commonFrameInterval(refreshPeriod: hz60) == 1)
+        let a = DisplayLink.recording(source, into: recorder)
+        a.frameInterval = 2
+        #expect(source.dispatcher.commonFrameInterval(refreshPeriod: hz60) == 2)
+        let b = DisplayLink.recording(source, into: recorder)
+        b.frameInterval = 3
+        #expect(source.dispatcher.commonFrameInterval(refreshPeriod: hz60) == 1)
+        b.frameInterval = 4
+        #expect(source.dispatcher.commonFrameInterval(refreshPeriod: hz60) == 2)
+        a.isPaused = true
+        #expect(source.dispatcher.commonFrameInterval(refreshPeriod: hz60) == 4)
+        b.invalidate()
+        #expect(source.dispatcher.commonFrameInterval(refreshPeriod: hz60) == 1)
+    }
+
     @Test("frameInterval overrides the preferred rate, as in CADisplayLink")
     func frameIntervalOverride() {
         let source = MockFrameSource(refreshRate: 60)

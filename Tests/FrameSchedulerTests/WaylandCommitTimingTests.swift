@@ -185,6 +185,24 @@ struct WaylandCommitTimingTests {
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script).prefix(3))")
     }
 
+    @Test("link interval 10 strides by 5 (the largest divisor up to 8), not 8: the link still fires every 10 periods, missing none")
+    func strideDividesInterval() {
+        #expect(WaylandRefreshScheduler.largestDivisor(of: 10, atMost: 8) == 5)
+        #expect(WaylandRefreshScheduler.largestDivisor(of: 9, atMost: 8) == 3)
+        #expect(WaylandRefreshScheduler.largestDivisor(of: 16, atMost: 8) == 8)
+        #expect(WaylandRefreshScheduler.largestDivisor(of: 7, atMost: 8) == 7)
+        #expect(WaylandRefreshScheduler.largestDivisor(of: 11, atMost: 8) == 1)
+        #expect(WaylandRefreshScheduler.largestDivisor(of: 0, atMost: 8) == 1)
+        var model = TimedCompositorModel(holds: false, watchdogInterval: 500 * ms)
+        model.linkInterval = 10
+        model.run(until: 2_000 * ms)
+        let strided = model.script.refreshes.filter { $0.stride > 1 }
+        #expect(strided.count > 10)
+        #expect(strided.allSatisfy { $0.stride == 5 })
+        for (a, b) in zip(strided, strided.dropFirst()) { #expect(b.event.sequence! - a.event.sequence! == 5) }
+        #expect(invariantViolations(model.script).isEmpty, "\(invariantViolations(model.script).prefix(3))")
+    }
+
     @Test("the stride decision: only with commit timing in use, a link interval ≥ 2, the period measured and a depth learned; striding halves the wake-ups at 30 Hz on 60 Hz and saves none at 60 Hz", arguments: [1, 2, 3])
     func strideSavesWakeups(interval: Int) {
         func wakes(commitTiming: Bool, seq: Bool) -> Int {

@@ -1,3 +1,4 @@
+import DisplayLinkCore
 @testable import WaylandBackend
 import Glibc
 import DisplayLinkWaylandTesting
@@ -27,7 +28,7 @@ struct WaylandGlobalsTests {
 /// `xdg_wm_base`. Connecting fails with a typed error, and the half-made connection is torn down
 /// once (twice would disconnect a freed display and close a descriptor another file may own).
 @MainActor
-@Suite("Wayland connection refused by a compositor", .serialized)
+@Suite("Wayland connections a compositor refuses or leaves unanswered", .serialized)
 struct WaylandMissingShellTests {
     @Test("weston with fullscreen-shell: missingGlobals naming xdg_wm_base, three times over, and the process carries on")
     func fullscreenShell() async throws {
@@ -46,5 +47,44 @@ struct WaylandMissingShellTests {
         #expect(pipe(&fds) == 0)
         #expect(fcntl(fds[0], F_GETFD) >= 0 && fcntl(fds[1], F_GETFD) >= 0)
         close(fds[0]); close(fds[1])
+    }
+
+    @Test("a compositor that accepted the connection and stopped: notResponding after replyTimeout, naming the options; the process carries on")
+    func stoppedCompositor() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { kill(weston.pid, SIGCONT); weston.stop() }
+        #expect(kill(weston.pid, SIGSTOP) == 0)
+        let timeout = Nanoseconds(300_000_000)
+        do {
+            _ = try WaylandConnection(socket: weston.socketPath, options: .init(replyTimeout: timeout))
+            Issue.record("connected to a stopped compositor")
+        } catch {
+            #expect(error == .notResponding(socket: weston.socketPath, seconds: 0.3), "\(error)")
+            #expect(error.description.contains("did not reply within 0.3 s"), "\(error)")
+            #expect(error.description.contains("waylandReplyTimeout in DisplaySurface.Options"))
+        }
+        // Woken, the same compositor answers a new connection.
+        #expect(kill(weston.pid, SIGCONT) == 0)
+        let connection = try WaylandConnection(socket: weston.socketPath, options: .init(replyTimeout: WaylandConnection.defaultReplyTimeout))
+        #expect(connection.error == nil)
+    }
+
+    @Test("frame sources made and dropped on one window and connection leave no handler behind")
+    func handlersRemoved() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let connection = try WaylandConnection(socket: weston.socketPath)
+        let window = try WaylandWindow(connection: connection, title: "handlers", appID: "org.displaylink.test", width: 64, height: 64)
+        defer { window.destroy() }
+        let before = (connection.handlerCounts, window.handlerCounts)
+        for _ in 0..<3 {
+            var source: WaylandFrameSource? = WaylandFrameSource(window: window)
+            #expect(connection.handlerCounts.afterDispatch == before.0.afterDispatch + 1)
+            #expect(window.handlerCounts.suspended == before.1.suspended + 1)
+            _ = source
+            source = nil
+        }
+        #expect(connection.handlerCounts == before.0)
+        #expect(window.handlerCounts == before.1)
     }
 }
