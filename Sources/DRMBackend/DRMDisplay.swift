@@ -711,11 +711,16 @@ public final class DRMDisplay: FrameSource {
         }
         guard !startPending else { return }
         startPending = true
+        let index = dispatcher.nextRefreshIndex
         DispatchQueue.main.async { [weak self] in
             MainActor.assumeIsolated {
                 guard let self else { return }
                 self.startPending = false
                 guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone, self.sessionActive else { return }
+                // A timer armed before (its expiry queued while refreshes were not wanted, or
+                // while another VT had the display) may have brought a refresh in the meantime,
+                // the restart: the ticks run already, and a second restart would zero one more delta.
+                guard self.dispatcher.nextRefreshIndex == index else { return }
                 if let event = self.pacer.start(now: MonotonicInstant.now(), refreshIndex: self.dispatcher.nextRefreshIndex) {
                     self.runTimedCallback(event)
                 } else {
