@@ -193,14 +193,20 @@ public final class DRMDisplay: FrameSource {
         } else {
             selected = modes.first(where: { $0.0.isPreferred })?.0 ?? modes[0].0
         }
-        var info = modes.first(where: { $0.0 == selected })?.1 ?? modes.first(where: {
-            $0.0.width == selected.width && $0.0.height == selected.height })!.1
-        if modes.first(where: { $0.0 == selected }) == nil {
-            let base = DisplayMode(info)
-            info = DRMDisplay.custom(selected, basedOn: info)
-            DRMDisplay.log.debug("mode \(selected) retimed for \(options.mode.map { "\($0)" } ?? "the request") from the listed \(base) (htotal·vtotal/clock \(base.htotal)·\(base.vtotal)/\(base.clock) kHz → \(selected.htotal)·\(selected.vtotal)/\(selected.clock) kHz): exact period \(selected.period.value) ns on \(name)")
-        } else {
+        var info: drmModeModeInfo
+        if let listed = modes.first(where: { $0.0 == selected }) {
+            info = listed.1
             DRMDisplay.log.debug("mode \(selected) \(options.mode.map { "chosen for \($0)" } ?? "(the connector's preferred)"), listed: exact period \(selected.period.value) ns (htotal \(selected.htotal) · vtotal \(selected.vtotal) / \(selected.clock) kHz) on \(name)")
+        } else {
+            // Retimed from the listed mode `select` took: the preferred (or first) progressive
+            // mode of that size (an interlaced one's sync timings and flags would not fit).
+            let sameSize = modes.filter { $0.0.width == selected.width && $0.0.height == selected.height && !$0.0.interlaced }
+            guard let baseInfo = (sameSize.first(where: { $0.0.isPreferred }) ?? sameSize.first)?.1 else {
+                throw .modeNotFound(requested: "\(selected)", available: modes.map { "\($0.0.width)x\($0.0.height)" })
+            }
+            let base = DisplayMode(baseInfo)
+            info = try DRMDisplay.custom(selected, basedOn: baseInfo)
+            DRMDisplay.log.debug("mode \(selected) retimed for \(options.mode.map { "\($0)" } ?? "the request") from the listed \(base) (htotal·vtotal/clock \(base.htotal)·\(base.vtotal)/\(base.clock) kHz → \(selected.htotal)·\(selected.vtotal)/\(selected.clock) kHz): exact period \(selected.period.value) ns on \(name)")
         }
         mode = selected
         modeInfo = info
@@ -860,6 +866,9 @@ public final class DRMDisplay: FrameSource {
             let fb = shownBO.flatMap { bo in framebuffers.first(where: { $0.bo == bo })?.fb }
                 ?? framebuffers.first?.fb ?? 0
             do { try output.setMode(fb: fb) } catch {
+                // The seat may already have taken master back for the next switch away (an
+                // enable and a disable queued together): its enable brings the display back.
+                if case .kernel(_, let code) = error, lostMasterToSeat(code) { return }
                 fail(error)
                 return
             }
@@ -1072,15 +1081,21 @@ public final class DRMDisplay: FrameSource {
     }
 
     /// A kernel mode struct with the timings of `mode`, stretching `base`'s vertical blanking.
-    static func custom(_ mode: DisplayMode, basedOn base: drmModeModeInfo) -> drmModeModeInfo {
+    static func custom(_ mode: DisplayMode, basedOn base: drmModeModeInfo) throws(DRMError) -> drmModeModeInfo {
+        guard let clock = UInt32(exactly: mode.clock), let htotal = UInt16(exactly: mode.htotal),
+              let vtotal = UInt16(exactly: mode.vtotal), let vrefresh = UInt32(exactly: mode.vrefresh), vtotal >= base.vtotal else {
+            throw .graphics("The mode \(mode) cannot be made from the listed \(mode.width)x\(mode.height) mode: its timings "
+                            + "(htotal \(mode.htotal), vtotal \(mode.vtotal), clock \(mode.clock) kHz) do not fit a kernel mode. "
+                            + "Choose another rate (mode in DisplaySurface.Options or DRMDisplay.Options).")
+        }
         var info = base
-        info.clock = UInt32(mode.clock)
-        info.htotal = UInt16(mode.htotal)
-        let extra = UInt16(mode.vtotal) &- base.vtotal
-        info.vtotal = UInt16(mode.vtotal)
+        info.clock = clock
+        info.htotal = htotal
+        let extra = vtotal - base.vtotal
+        info.vtotal = vtotal
         info.vsync_start = base.vsync_start &+ extra
         info.vsync_end = base.vsync_end &+ extra
-        info.vrefresh = UInt32(mode.vrefresh)
+        info.vrefresh = vrefresh
         info.type = UInt32(DRM_MODE_TYPE_USERDEF)
         let name = Array("\(mode.width)x\(mode.height)@\(mode.vrefresh)".utf8.prefix(31)) + [0]
         withUnsafeMutableBytes(of: &info.name) { raw in
