@@ -352,6 +352,30 @@ public struct WaylandRefreshScheduler: Sendable {
         hasCommittedContent = true
     }
 
+    /// A refresh ended with nothing drawn. Before the surface has content its frame request is
+    /// answered by no compositor (an unmapped surface is never repainted), so nothing would come
+    /// again: returns when the shell should call ``preContentTickDue(at:index:)``, one period
+    /// after that refresh (nil once there is content: the compositor paces). A program that draws
+    /// nothing in its first callbacks (assets still loading) keeps getting callbacks at the
+    /// output's rate, estimates, until it draws; the request made with the first refresh then
+    /// comes back with the first frame shown.
+    public func refreshEndedWithoutContent() -> MonotonicInstant? {
+        guard !hasCommittedContent, isActive, !isFailed, let last = lastTimestamp else { return nil }
+        return saturatingAdd(last, period)
+    }
+
+    /// The refresh ``refreshEndedWithoutContent()`` asked for, if still due at `now`: still no
+    /// content, a link active, and no refresh since (`index`: ``nextRefreshIndex`` when it was
+    /// asked for).
+    public mutating func preContentTickDue(at now: MonotonicInstant, index: UInt64) -> Refresh? {
+        guard !hasCommittedContent, isActive, !isFailed, nextRefreshIndex == index else { return nil }
+        lastActivity = now
+        let timestamp = notBeforeLast(now)
+        let steps = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
+        return makeRefresh(timestamp: timestamp, steps: steps, target: saturatingAdd(timestamp, period),
+                           provenance: .frameCallbackEstimate, followsStall: false, stride: 1)
+    }
+
     // MARK: Suspension
 
     /// The compositor set (`true`) or cleared the surface's `suspended` state at `now`. Returns

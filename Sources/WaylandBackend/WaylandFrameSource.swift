@@ -311,6 +311,8 @@ public final class WaylandFrameSource: FrameSource {
             // Nothing drawn: commit the frame request alone so the compositor keeps pacing us.
             wl_surface_commit(window.surface)
             emptyCommitCount += 1
+            // Before the first frame with content no compositor answers it: tick on a timer.
+            if let due = scheduler.refreshEndedWithoutContent() { schedulePreContentTick(at: due) }
         }
         // EGL may have read events for our queue while swapping: handle them, then flush.
         connection.dispatchPending()
@@ -419,6 +421,20 @@ public final class WaylandFrameSource: FrameSource {
             perform(refresh)
         case .commitTimingFallback(let release):
             releaseHeldCommit(at: release)
+        }
+    }
+
+    /// The next refresh at `time`, before the surface has content (see
+    /// ``WaylandRefreshScheduler/refreshEndedWithoutContent()``), unless another came first.
+    private func schedulePreContentTick(at time: MonotonicInstant) {
+        let index = scheduler.nextRefreshIndex
+        let wait = max(0, (time - MonotonicInstant.now()).value)
+        DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self, self.error == nil, !self.window.isDestroyed,
+                      let refresh = self.scheduler.preContentTickDue(at: MonotonicInstant.now(), index: index) else { return }
+                self.perform(refresh)
+            }
         }
     }
 

@@ -224,6 +224,40 @@ struct WaylandCommitTimingTests {
         #expect(plainScheduler.stride == 1)
     }
 
+    @Test("before content, a refresh that drew nothing asks for the next one a period on: an estimate, no second frame request; none once content was committed, or once another refresh came")
+    func preContentTicks() {
+        let p = Nanoseconds(Self.p)
+        var s = WaylandRefreshScheduler(advertisedPeriod: p)
+        let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
+        let scheduled = s.demandChanged(true, at: t0)
+        #expect(scheduled)
+        let first = s.startDue(at: t0)!
+        #expect(first.requestsFrameCallback)
+        let due = s.refreshEndedWithoutContent()
+        #expect(due == t0 + p)
+        let tick = s.preContentTickDue(at: t0 + p, index: s.nextRefreshIndex)!
+        #expect(tick.event.timestamp == t0 + p && tick.event.targetTimestamp == t0 + p * 2)
+        #expect(tick.event.provenance == .frameCallbackEstimate && !tick.event.followsStall)
+        #expect(!tick.requestsFrameCallback, "the first request is still outstanding")
+        #expect(tick.event.sequence! == first.event.sequence! + 1)
+        // Asked for, then a refresh came first: the tick is not due any more.
+        let stale = s.nextRefreshIndex
+        _ = s.preContentTickDue(at: t0 + p * 2, index: stale)!
+        let late = s.preContentTickDue(at: t0 + p * 3, index: stale)
+        #expect(late == nil)
+        // Content committed: the compositor paces from here.
+        s.contentCommitted()
+        #expect(s.refreshEndedWithoutContent() == nil)
+        let afterContent = s.preContentTickDue(at: t0 + p * 4, index: s.nextRefreshIndex)
+        #expect(afterContent == nil)
+        // Nobody wants refreshes: none either.
+        var idle = WaylandRefreshScheduler(advertisedPeriod: p)
+        _ = idle.demandChanged(true, at: t0)
+        _ = idle.startDue(at: t0)
+        _ = idle.demandChanged(false, at: t0)
+        #expect(idle.refreshEndedWithoutContent() == nil)
+    }
+
     @Test("a compositor that calls back before a strided commit's target: striding saves nothing and is dropped")
     func strideUseless() {
         var (script, _, last) = Self.heldRun()

@@ -10,6 +10,23 @@ import WaylandBackend
 @MainActor
 @Suite("Wayland frame source under a real weston", .serialized)
 struct WaylandPacingTests {
+    @Test("callbacks before the first frame that draw nothing: the callbacks go on, and the frames after them are presented")
+    func nothingDrawnFirst() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let client = try PacedClient(weston: weston)
+        client.drawsNothingFirst = 3
+        client.start()
+        #expect(await wait(upTo: .seconds(60)) { client.frames.count >= 10 }, "\(client.frames.count) callbacks")
+        #expect(await wait(upTo: .seconds(60)) { !client.presentedTimes.isEmpty }, "nothing presented")
+        let frames = client.frames
+        #expect(frames.prefix(4).allSatisfy { $0.provenance == .frameCallbackEstimate })
+        for (a, b) in zip(frames, frames.dropFirst()) {
+            #expect(b.timestamp >= a.timestamp && b.delta == b.timestamp - a.timestamp && b.sequence > a.sequence)
+        }
+        print("[wayland] nothing drawn in the first 3 callbacks: \(client.frames.count) callbacks, provenance \(client.frames.map(\.provenance.rawValue).suffix(3))")
+    }
+
     @Test("callbacks carry the compositor's exact presentation times; timestamps only move forward")
     func pacedWithPresentationTimestamps() async throws {
         let weston = try await HeadlessWeston.start()

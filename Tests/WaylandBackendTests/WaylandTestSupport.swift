@@ -39,6 +39,8 @@ final class PacedClient {
     var frames: [DisplayFrame] = []
     var feedback: [PresentationFeedback] = []
     var draws = true
+    /// Callbacks at the start that draw nothing (a program whose assets are still loading).
+    var drawsNothingFirst = 0
     var x = 0.0
     var painter = ScissorPainter()
     var swapError: EGLError?
@@ -70,7 +72,8 @@ final class PacedClient {
 
     func tick(_ link: DisplayLink) {
         frames.append(link.frame)
-        guard draws || frames.count == 1 else { return }
+        guard frames.count > drawsNothingFirst else { return }
+        guard draws || frames.count == drawsNothingFirst + 1 else { return }
         x += 100 * link.deltaTime
         do { try egl.beginFrame() } catch { swapError = error; return }
         let size = egl.width
