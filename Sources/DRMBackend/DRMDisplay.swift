@@ -108,6 +108,10 @@ public final class DRMDisplay: FrameSource {
     private let gbmSurface: OpaquePointer
     private let hasCrtcInVblankEvent: Bool
     private var readSource: DispatchSourceRead?
+    /// Runs ``startNextFrame()`` on the main queue when data is added: made once, so a late
+    /// frame's early start allocates nothing (a block given to `DispatchQueue.main.async` is
+    /// allocated on every call).
+    private var startNextSource: DispatchSourceUserDataAdd?
     /// The decisions; the buffer objects of its `flipping` and `held` frames are kept here.
     private var scheduler: KMSFrameScheduler
     private var flippingBO: OpaquePointer?
@@ -448,33 +452,30 @@ public final class DRMDisplay: FrameSource {
     /// one, so it cannot have completed yet. A later vblank may already carry the flip's
     /// completion, still unread; then its event brings the next callback instead.
     private func startNextFrameNow() {
-        guard !nextCallbackPending else { return }
+        guard !nextCallbackPending, let startNextSource else { return }
         nextCallbackPending = true
-        DispatchQueue.main.async { [weak self] in
-            MainActor.assumeIsolated {
-                guard let self else { return }
-                self.nextCallbackPending = false
-                guard self.error == nil, !self.shutDownDone, self.sessionActive, self.dispatcher.wantsRefreshes,
-                      self.scheduler.wantsCurrentVblank else {
-                    self.scheduler.cancelCurrentVblank()
-                    return
-                }
-                var sequence: UInt64 = 0, nanoseconds: UInt64 = 0
-                guard drmCrtcGetSequence(self.fd, self.crtcID, &sequence, &nanoseconds) == 0 else {
-                    self.scheduler.cancelCurrentVblank()
-                    return
-                }
-                let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
-                // After the read: an event waiting may be the flip completing at this very vblank.
-                var descriptor = pollfd(fd: self.fd, events: Int16(POLLIN), revents: 0)
-                let eventPending = poll(&descriptor, 1, 0) != 0
-                self.record(KernelVblank(sequence: sequence, time: time, kind: .current))
-                if let event = self.scheduler.currentVblank(sequence: sequence, at: time, eventPending: eventPending,
-                                                            refreshIndex: self.dispatcher.nextRefreshIndex,
-                                                            now: MonotonicInstant.now()) {
-                    self.runCallback(event)
-                }
-            }
+        startNextSource.add(data: 1)
+    }
+
+    private func startNextFrame() {
+        nextCallbackPending = false
+        guard error == nil, !shutDownDone, sessionActive, dispatcher.wantsRefreshes, scheduler.wantsCurrentVblank else {
+            scheduler.cancelCurrentVblank()
+            return
+        }
+        var sequence: UInt64 = 0, nanoseconds: UInt64 = 0
+        guard drmCrtcGetSequence(fd, crtcID, &sequence, &nanoseconds) == 0 else {
+            scheduler.cancelCurrentVblank()
+            return
+        }
+        let time = MonotonicInstant(nanoseconds: Int64(truncatingIfNeeded: nanoseconds))
+        // After the read: an event waiting may be the flip completing at this very vblank.
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let eventPending = poll(&descriptor, 1, 0) != 0
+        record(KernelVblank(sequence: sequence, time: time, kind: .current))
+        if let event = scheduler.currentVblank(sequence: sequence, at: time, eventPending: eventPending,
+                                               refreshIndex: dispatcher.nextRefreshIndex, now: MonotonicInstant.now()) {
+            runCallback(event)
         }
     }
 
@@ -935,6 +936,12 @@ public final class DRMDisplay: FrameSource {
         }
         readSource = source
         source.resume()
+        let start = DispatchSource.makeUserDataAddSource(queue: .main)
+        start.setEventHandler { [weak self] in
+            onMainActor(self) { $0?.startNextFrame() }
+        }
+        startNextSource = start
+        start.resume()
     }
 
     private func readEvents() {
@@ -959,6 +966,8 @@ public final class DRMDisplay: FrameSource {
         shutDownDone = true
         readSource?.cancel()
         readSource = nil
+        startNextSource?.cancel()
+        startNextSource = nil
         stopTimer()
         if let sessionObserver { session.removeObserver(sessionObserver) }
         sessionObserver = nil

@@ -23,6 +23,8 @@ final class FlipClient {
     var frames: [DisplayFrame] = []
     var presented: [UInt64: (time: MonotonicInstant, sequence: UInt64?)] = [:]
     var draws = true
+    /// Callbacks at the start that draw nothing (a program whose assets are still loading).
+    var drawsNothingFirst = 0
     /// Simulates a renderer that needs more than the period: the frame is presented only this
     /// long after its vblank.
     var presentAfterVblank: Nanoseconds?
@@ -43,7 +45,8 @@ final class FlipClient {
 
     func tick(_ link: DisplayLink) {
         frames.append(link.frame)
-        guard draws || frames.count == 1 else { return }
+        guard frames.count > drawsNothingFirst else { return }
+        guard draws || frames.count == drawsNothingFirst + 1 else { return }
         do {
             try display.beginFrame()
             painter.begin(width: display.width, height: display.height, background: RGBA(0.1, 0.1, 0.2))
@@ -364,6 +367,25 @@ struct VKMSTests {
         #expect(client.display.recentKernelVblanks.first?.kind == .current)
         #expect(client.display.recentKernelVblanks.dropFirst().allSatisfy { $0.kind == .vblank })
         expectHardwareFrames(client, period: client.display.mode.period)
+        client.display.shutDown()
+    }
+
+    @Test("callbacks before the first frame that draw nothing: the next comes a period later until one draws and sets the mode; then flips, deltas the timestamp differences throughout")
+    func nothingDrawnFirst() async throws {
+        let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480")))
+        client.drawsNothingFirst = 3
+        client.start()
+        #expect(await waitFor { client.frames.count >= 20 || client.failure != nil }, "\(client.frames.count) callbacks")
+        client.link?.invalidate()
+        #expect(client.failure == nil)
+        #expect(client.display.flipsSubmitted > 0)
+        let frames = client.frames
+        #expect(frames.count >= 20)
+        for i in frames.indices.dropFirst() {
+            let (a, b) = (frames[i - 1], frames[i])
+            #expect(b.timestamp >= a.timestamp && b.sequence > a.sequence, "frame \(i)")
+            if b.delta != .zero { #expect(b.delta == b.timestamp - a.timestamp, "frame \(i)") }
+        }
         client.display.shutDown()
     }
 
