@@ -205,16 +205,7 @@ func seatVTSwitch(provenance: TimestampProvenance, presentedAfterVblank: Bool, l
                          "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
                          demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
                          "--report", report, "--log-level", "debug"], errors: log.writeEnd)
-    func flips(_ count: Int) async -> Bool {
-        var last = crtc.state?.buffer, seen = 0
-        let happened = await waitFor(.seconds(120)) {
-            let now = crtc.state?.buffer
-            if now != last, now != before?.buffer { seen += 1 }
-            last = now
-            return seen >= count || !run.isRunning
-        }
-        return happened && seen >= count
-    }
+    func flips(_ count: Int) async -> Bool { await seeFlips(count, on: crtc, other: before?.buffer, while: run) }
     #expect(await flips(4), "the demo never flipped: \(log.poll().suffix(20))")
     let lines = log.poll()
     #expect(lines.contains { $0.contains("seat seat0: session active") }, "not through the seat: \(lines.suffix(30))")

@@ -60,6 +60,20 @@ final class FlipClient {
     }
 }
 
+/// Waits until `count` page flips were seen (the CRTC's framebuffer changing to one that is not
+/// `other`, the console's), or `run` ended; false then, or after 120 s.
+@MainActor
+func seeFlips(_ count: Int, on crtc: CRTCWatcher, other: UInt32?, while run: Child) async -> Bool {
+    var last = crtc.state?.buffer, seen = 0
+    let happened = await waitFor(.seconds(120)) {
+        let now = crtc.state?.buffer
+        if now != last, now != other { seen += 1 }
+        last = now
+        return seen >= count || !run.isRunning
+    }
+    return happened && seen >= count
+}
+
 /// A child process started with posix_spawn and reaped with waitpid (Foundation's Process cannot
 /// watch children inside the VM: it fails to create its wake-up socket pair).
 struct Child {
@@ -477,18 +491,7 @@ struct VKMSTests {
         let crtcBefore = crtc.state
         let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600", "--report", report],
                             input: terminal, errors: log.writeEnd)
-        /// Waits for `count` page flips (the CRTC's framebuffer changing) to be seen.
-        func flips(_ count: Int) async -> Bool {
-            var last = crtc.state?.buffer
-            var seen = 0
-            let happened = await waitFor(.seconds(120)) {
-                let now = crtc.state?.buffer
-                if now != last, now != crtcBefore?.buffer { seen += 1 }
-                last = now
-                return seen >= count || !run.isRunning
-            }
-            return happened && seen >= count
-        }
+        func flips(_ count: Int) async -> Bool { await seeFlips(count, on: crtc, other: crtcBefore?.buffer, while: run) }
         // On screen and flipping (the mode set, then a few flips) before the first key.
         #expect(await flips(4), "the demo never flipped")
         var raw = termios()
