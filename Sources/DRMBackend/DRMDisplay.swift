@@ -352,6 +352,9 @@ public final class DRMDisplay: FrameSource {
         do {
             try submit(bo)
         } catch {
+            // The seat took master before its disable arrived (a VT switch during the first
+            // frame's mode set): paused; the enable sets the mode again.
+            if case .kernel(_, let code) = error, lostMasterToSeat(code) { return }
             fail(error)
             throw error
         }
@@ -553,11 +556,14 @@ public final class DRMDisplay: FrameSource {
         }
         guard wanted, error == nil, sessionActive, !scheduler.isWaitingForEvent, !startPending else { return }
         startPending = true
+        let index = dispatcher.nextRefreshIndex
         DispatchQueue.main.async { [weak self] in
             MainActor.assumeIsolated {
                 guard let self else { return }
                 self.startPending = false
                 guard self.dispatcher.wantsRefreshes, self.error == nil, !self.shutDownDone, self.sessionActive else { return }
+                // A refresh came meanwhile (a pre-mode-set start again): the rhythm runs already.
+                guard self.dispatcher.nextRefreshIndex == index else { return }
                 // Before the mode set: the CRTC's current vblank, if it is running (a console on it).
                 var current: (sequence: UInt64, time: MonotonicInstant)?
                 if !self.scheduler.isModeSet {
@@ -964,7 +970,14 @@ public final class DRMDisplay: FrameSource {
     public func shutDown() {
         guard !shutDownDone else { return }
         shutDownDone = true
-        readSource?.cancel()
+        // The descriptor is closed once the read source has let go of it (libdispatch's rule):
+        // its cancel handler runs on the main queue after this returns, so after EGL and GBM.
+        let closesOnCancel = readSource != nil
+        if let readSource {
+            let session = self.session, device = self.device
+            readSource.setCancelHandler { MainActor.assumeIsolated { session.closeDevice(device) } }
+            readSource.cancel()
+        }
         readSource = nil
         startNextSource?.cancel()
         startNextSource = nil
@@ -993,7 +1006,7 @@ public final class DRMDisplay: FrameSource {
         context.terminate()
         gbm_surface_destroy(gbmSurface)
         gbm_device_destroy(gbmDevice)
-        session.closeDevice(device)
+        if !closesOnCancel { session.closeDevice(device) }
     }
 
     /// The current CRTC's framebuffer, mode validity and size (for checking the restore).

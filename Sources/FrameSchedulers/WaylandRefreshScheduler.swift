@@ -333,7 +333,7 @@ public struct WaylandRefreshScheduler: Sendable {
         guard wanted, !isFailed else { return false }
         lastActivity = now
         lastCallbackArrival = nil
-        guard !holdsStartForSuspension, !hasOutstandingFrameCallback, !isStartPending else { return false }
+        guard !holdsStartForSuspension, !waitsForCallback, !isStartPending else { return false }
         isStartPending = true
         return true
     }
@@ -342,7 +342,7 @@ public struct WaylandRefreshScheduler: Sendable {
     /// compositor paces from there).
     public mutating func startDue(at now: MonotonicInstant) -> Refresh? {
         isStartPending = false
-        guard isActive, !isFailed, !holdsStartForSuspension, !hasOutstandingFrameCallback else { return nil }
+        guard isActive, !isFailed, !holdsStartForSuspension, !waitsForCallback else { return nil }
         return refresh(at: now, firstAfterStart: true)
     }
 
@@ -352,15 +352,23 @@ public struct WaylandRefreshScheduler: Sendable {
         hasCommittedContent = true
     }
 
+    /// Whether a frame callback will bring the next refresh: one is outstanding, and the surface
+    /// has content or the compositor has answered before (before either, a request on the
+    /// unmapped surface goes unanswered, and a start or pre-content tick brings the next).
+    private var waitsForCallback: Bool { hasOutstandingFrameCallback && (hasCommittedContent || hasBeenCalledBack) }
+    /// Whether any frame callback came.
+    private var hasBeenCalledBack = false
+
     /// A refresh ended with nothing drawn. Before the surface has content its frame request is
     /// answered by no compositor (an unmapped surface is never repainted), so nothing would come
     /// again: returns when the shell should call ``preContentTickDue(at:index:)``, one period
-    /// after that refresh (nil once there is content: the compositor paces). A program that draws
+    /// after that refresh (nil once there is content, or once the compositor answered a frame
+    /// request: it paces). A program that draws
     /// nothing in its first callbacks (assets still loading) keeps getting callbacks at the
     /// output's rate, estimates, until it draws; the request made with the first refresh then
     /// comes back with the first frame shown.
     public func refreshEndedWithoutContent() -> MonotonicInstant? {
-        guard !hasCommittedContent, isActive, !isFailed, let last = lastTimestamp else { return nil }
+        guard !hasCommittedContent, !hasBeenCalledBack, isActive, !isFailed, let last = lastTimestamp else { return nil }
         return saturatingAdd(last, period)
     }
 
@@ -368,7 +376,7 @@ public struct WaylandRefreshScheduler: Sendable {
     /// content, a link active, and no refresh since (`index`: ``nextRefreshIndex`` when it was
     /// asked for).
     public mutating func preContentTickDue(at now: MonotonicInstant, index: UInt64) -> Refresh? {
-        guard !hasCommittedContent, isActive, !isFailed, nextRefreshIndex == index else { return nil }
+        guard !hasCommittedContent, !hasBeenCalledBack, isActive, !isFailed, nextRefreshIndex == index else { return nil }
         lastActivity = now
         let timestamp = notBeforeLast(now)
         let steps = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
@@ -421,6 +429,7 @@ public struct WaylandRefreshScheduler: Sendable {
     /// presentation feedback read in the same batch counts.
     public mutating func frameCallbackDone(at arrival: MonotonicInstant) {
         hasOutstandingFrameCallback = false
+        hasBeenCalledBack = true
         if outstandingStride > 1, let target = outstandingCommitTarget, arrival < target {
             // The compositor called back before the timed content was due: striding saves nothing.
             isStridingUseless = true

@@ -270,8 +270,16 @@ public final class WaylandConnection {
             return .failed
         }
         wl_callback_add_listener(callback, WaylandListeners.sync, box)
-        // Not done in time: the callback and its request stay with the connection (its `done`,
-        // should it come, finds them); the caller tears the connection down.
+        let outcome = awaitReply(replied, until: deadline)
+        if outcome != .done {
+            // No `done` will be dispatched for it any more: the request is freed here.
+            wl_callback_destroy(callback)
+            Unmanaged<SyncRequest>.fromOpaque(box).release()
+        }
+        return outcome
+    }
+
+    private func awaitReply(_ replied: RoundtripFlag, until deadline: MonotonicInstant) -> RoundtripOutcome {
         while !replied.value {
             if wl_display_prepare_read(display) != 0 {
                 guard wl_display_dispatch_pending(display) >= 0 else { return .failed }

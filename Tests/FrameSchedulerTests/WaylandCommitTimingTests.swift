@@ -250,12 +250,24 @@ struct WaylandCommitTimingTests {
         #expect(s.refreshEndedWithoutContent() == nil)
         let afterContent = s.preContentTickDue(at: t0 + p * 4, index: s.nextRefreshIndex)
         #expect(afterContent == nil)
-        // Nobody wants refreshes: none either.
+        // Nobody wants refreshes: none either. Wanted again (still no content, the first request
+        // unanswered): a start refresh, not a wait for that request.
         var idle = WaylandRefreshScheduler(advertisedPeriod: p)
         _ = idle.demandChanged(true, at: t0)
         _ = idle.startDue(at: t0)
         _ = idle.demandChanged(false, at: t0)
         #expect(idle.refreshEndedWithoutContent() == nil)
+        let again = idle.demandChanged(true, at: t0 + p * 10)
+        #expect(again)
+        let restart = idle.startDue(at: t0 + p * 10)
+        #expect(restart != nil && restart?.requestsFrameCallback == false)
+        // Once the compositor answered a request it paces: no ticks, and demand waits for its callback.
+        var answered = WaylandRefreshScheduler(advertisedPeriod: p)
+        _ = answered.demandChanged(true, at: t0)
+        _ = answered.startDue(at: t0)
+        answered.frameCallbackDone(at: t0 + p)
+        _ = answered.eventsDispatched()
+        #expect(answered.refreshEndedWithoutContent() == nil)
     }
 
     @Test("a compositor that calls back before a strided commit's target: striding saves nothing and is dropped")
