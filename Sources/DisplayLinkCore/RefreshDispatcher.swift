@@ -108,17 +108,6 @@ public final class RefreshDispatcher {
         lastGivenSequence = nil
     }
 
-    /// The fewest refreshes per callback among live, unpaused links at `refreshPeriod` (1 with
-    /// none). No allocation: a source asks before each refresh.
-    public func fastestFrameInterval(refreshPeriod: Nanoseconds) -> Int {
-        var fastest = Int.max
-        for entry in entries {
-            guard let link = entry.link, link.isValid, !link.isPaused else { continue }
-            fastest = min(fastest, link.interval(for: refreshPeriod))
-        }
-        return fastest == Int.max ? 1 : max(1, fastest)
-    }
-
     /// The refreshes per callback every live, unpaused link's interval at `refreshPeriod` is a
     /// multiple of: their greatest common divisor (1 with none). A source that wakes only every
     /// this many refreshes still brings each link its callback on time (links at 2 and 3 give 1,

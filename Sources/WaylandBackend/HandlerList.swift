@@ -12,8 +12,4 @@ struct HandlerList<Handler> {
     mutating func remove(_ id: Int) {
         entries.removeAll { $0.id == id }
     }
-
-    mutating func removeAll() {
-        entries.removeAll()
-    }
 }
