@@ -19,8 +19,10 @@ build: deps
 
 test: deps
 	Protocols/generate --check
-	@# Debian 13 root with mutter 48 for the timing-protocol tests (cached in ~/.cache/displaylink-trixie).
-	Scripts/trixie-root build >/dev/null
+	@# Debian roots with today's compositors for the timing-protocol tests (cached in ~/.cache/displaylink-*):
+	@# trixie: mutter 48; forky: weston 16, mutter 50, kwin 6.7.
+	Scripts/os-root trixie build >/dev/null
+	Scripts/os-root forky build >/dev/null
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	@# One suite at a time: the compositor-driven suites all draw on the one main thread, and run
 	@# side by side on a slow or overloaded host (TSan, stress-ng --cpu 4) some waited out their

@@ -2,8 +2,8 @@ import Glibc
 import Synchronization
 
 /// A private headless mutter, for tests and benchmarks: either Debian 12's mutter 43 from the
-/// host, or mutter 48 in the cached Debian 13 root built by `Scripts/trixie-root` (the newest
-/// timing protocols: `wp_presentation` 2, `wp_commit_timing_manager_v1`, `wp_fifo_manager_v1`,
+/// host, or a newer mutter in a cached Debian root built by `Scripts/os-root` (mutter 48 in
+/// trixie, mutter 50 in forky: ``DebianRoot``), with the newest timing protocols: `wp_presentation` 2, `wp_commit_timing_manager_v1`, `wp_fifo_manager_v1`,
 /// `xdg_wm_base` 6).
 ///
 /// It runs as `dbus-run-session -- mutter --headless --wayland --no-x11 --virtual-monitor WxH[@R]…
@@ -23,7 +23,7 @@ public final class HeadlessMutter {
         public var description: String {
             switch self {
             case .notInstalled(let what): "\(what) is not installed (Scripts/install-deps installs Debian 12's mutter)"
-            case .noRoot(let why): "no Debian 13 root with mutter 48: \(why) (build it with Scripts/trixie-root build)"
+            case .noRoot(let why): "no usable Debian root: \(why)"
             case .spawnFailed(let e): "could not start mutter (errno \(e))"
             case .exitedEarly(let status, let log): "mutter exited during start-up (status \(status)):\n\(log)"
             case .noSocket(let log): "mutter did not create its socket within 60 s:\n\(log)"
@@ -35,7 +35,7 @@ public final class HeadlessMutter {
     public enum Flavor: Sendable, Hashable, CustomStringConvertible {
         /// `/usr/bin/mutter` of the host (Debian 12: mutter 43).
         case host
-        /// mutter in the Debian 13 root at this path (mutter 48).
+        /// mutter in the Debian root at this path (``DebianRoot``).
         case root(String)
 
         public var description: String {
@@ -46,33 +46,22 @@ public final class HeadlessMutter {
         }
     }
 
-    /// The cached Debian 13 root of `Scripts/trixie-root`, when it is ready: `$DISPLAYLINK_TRIXIE_ROOT`
-    /// if set, else `$TRIXIE_ROOT_CACHE/root-1` or `~/.cache/displaylink-trixie/root-1`.
-    /// Returns the reason when there is none.
+    /// The cached Debian 13 root (``DebianRoot/trixie``) when it is ready, else why not.
     public static func trixieRoot() -> Result<String, LaunchError> {
-        let path: String
-        if let explicit = getenv("DISPLAYLINK_TRIXIE_ROOT") {
-            path = String(cString: explicit)
-        } else {
-            let base = getenv("TRIXIE_ROOT_CACHE").map { String(cString: $0) }
-                ?? (getenv("HOME").map { String(cString: $0) } ?? "/root") + "/.cache/displaylink-trixie"
-            path = base + "/root-\(trixieRootLayout)"
-        }
-        guard access(path + "/ready", F_OK) == 0 else { return .failure(.noRoot("\(path)/ready does not exist")) }
-        guard access(path + "/usr/bin/mutter", X_OK) == 0 else { return .failure(.noRoot("\(path) has no mutter")) }
-        guard geteuid() == 0 else { return .failure(.noRoot("running mutter in the root needs root (chroot, mount)")) }
-        return .success(path)
+        DebianRoot.trixie.path(needing: "/usr/bin/mutter")
     }
 
-    /// mutter 48 from the cached Debian 13 root (``trixieRoot()``) with these virtual monitors,
-    /// started and waited for as ``init(flavor:monitors:)`` does. Throws ``LaunchError/noRoot(_:)``
-    /// naming why when there is no usable root (so a test that needs it fails, never passes silently).
-    /// Waits on another thread (see ``start(flavor:monitors:)``).
+    /// mutter 48 from the cached Debian 13 root with these virtual monitors, started and waited
+    /// for as ``init(flavor:monitors:)`` does. Throws ``LaunchError/noRoot(_:)`` naming why when
+    /// there is no usable root (so a test that needs it fails, never passes silently). Waits on
+    /// another thread (see ``start(flavor:monitors:)``).
     public static func mutter48(monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
-        switch trixieRoot() {
-        case .success(let root): return try await start(flavor: .root(root), monitors: monitors)
-        case .failure(let reason): throw reason
-        }
+        try await start(flavor: .root(DebianRoot.trixie.path(needing: "/usr/bin/mutter").get()), monitors: monitors)
+    }
+
+    /// mutter 50 from the cached Debian forky root (``DebianRoot/forky``), as ``mutter48(monitors:)``.
+    public static func mutter50(monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
+        try await start(flavor: .root(DebianRoot.forky.path(needing: "/usr/bin/mutter").get()), monitors: monitors)
     }
 
     /// Starts mutter as ``init(flavor:monitors:)`` does, waiting for its socket on another thread:
@@ -82,9 +71,6 @@ public final class HeadlessMutter {
     public static func start(flavor: Flavor = .host, monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
         try await offCallingThread { try HeadlessMutter(flavor: flavor, monitors: monitors) }
     }
-
-    /// The layout number of `Scripts/trixie-root` (the root's directory is `root-<layout>`).
-    public static let trixieRootLayout = 1
 
     /// The absolute path of the compositor's socket: pass it to `WaylandConnection(socket:)`.
     public let socketPath: String

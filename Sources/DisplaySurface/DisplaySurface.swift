@@ -152,7 +152,8 @@ public final class DisplaySurface: FrameSource {
         -> (WaylandConnection, WaylandWindow, WaylandEGLWindow, WaylandFrameSource) {
         do {
             let connection = try WaylandConnection(socket: options.waylandSocket,
-                                                   options: .init(replyTimeout: options.waylandReplyTimeout))
+                                                   options: .init(bindFifo: options.waylandFifo,
+                                                                  replyTimeout: options.waylandReplyTimeout))
             let output = try options.waylandOutput.map { name throws(WaylandError) in try connection.output(named: name) }
             let window = try WaylandWindow(connection: connection, title: options.title, appID: options.appID,
                                            width: max(1, options.width), height: max(1, options.height),

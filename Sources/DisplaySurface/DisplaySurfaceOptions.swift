@@ -128,6 +128,11 @@ extension DisplaySurface {
         /// False: present as soon as possible, as without the protocol. (Timed commits with no
         /// fallback, for measuring a compositor: `WaylandFrameSource.Configuration.fallsBackFromHeldCommits`.)
         public var waylandCommitTiming = true
+        /// On Wayland, order frames with FIFO barriers when the compositor offers
+        /// `wp_fifo_manager_v1` (true, the default): each frame paced by the compositor waits until
+        /// the previous one was shown, so no frame replaces another unseen. False: frames replace
+        /// unapplied ones, as without the protocol.
+        public var waylandFifo = true
         /// On Wayland, how long opening the surface waits for each reply of the compositor before
         /// failing with `WaylandError.notResponding` (a compositor that accepted the connection
         /// but is stopped or hung would otherwise block the caller, and its signal handling, for

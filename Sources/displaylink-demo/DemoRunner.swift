@@ -89,6 +89,7 @@ final class DemoRunner {
                                                     devicePath: options.device, mode: mode)
         surfaceOptions.kmsAPI = DisplaySurface.KMSAPI(rawValue: options.kmsAPI.rawValue) ?? .automatic
         surfaceOptions.waylandCommitTiming = options.commitTiming
+        surfaceOptions.waylandFifo = options.fifo
         switch options.backend {
         case .auto: surfaceOptions.backend = options.headless ? .wayland : .auto
         case .wayland: surfaceOptions.backend = .wayland
@@ -333,8 +334,9 @@ final class DemoRunner {
                 print("report: \(path): \(s.frames) frames, \(s.presented) presented, median interval "
                       + "\(ms(s.medianInterval)) ms, p99 \(ms(s.p99Interval)) ms, median |target−presented| "
                       + "\(ms(s.medianPredictionError)) ms, cpu/frame \(ms(s.cpuPerFrame)) ms, presented per refresh "
-                      + "\(ratio(s.presentedPerRefresh)) (after \(FrameReport.startupFrames) start-up frames "
-                      + "\(ratio(s.presentedPerRefreshAfterStartup)))")
+                      + "\(ratio(s.presentedPerRefresh))\(s.refreshShare.map { " = \($0)" } ?? "") (after "
+                      + "\(FrameReport.startupFrames) start-up frames \(ratio(s.presentedPerRefreshAfterStartup))"
+                      + "\(s.refreshShareAfterStartup.map { " = \($0)" } ?? ""))")
             } else { ok = false }
         }
         if let path = options.plot {

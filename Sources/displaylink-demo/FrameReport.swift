@@ -23,24 +23,66 @@ struct FrameReport {
         var medianPredictionError: Double?
         var cpuPerFrame: Double
         var presentedRate: Double?
-        /// Frames presented per display refresh, from the first presentation to the last
-        /// (1.0: a new frame at every refresh).
+        /// The share of the display's refreshes that showed a new frame, from the first
+        /// presentation to the last (1.0: a new frame at every refresh); see ``RefreshShare``.
         var presentedPerRefresh: Double?
         /// The same from frame ``FrameReport/startupFrames`` on: without the mode set or first
         /// commit, and, under emulation, without the first runs of new code (translated on first use).
         var presentedPerRefreshAfterStartup: Double?
+        /// The counts ``presentedPerRefresh`` and ``presentedPerRefreshAfterStartup`` are ratios of.
+        var refreshShare: RefreshShare?
+        var refreshShareAfterStartup: RefreshShare?
     }
 
     /// Frames counted as start-up in ``Summary/presentedPerRefreshAfterStartup``.
     static let startupFrames = 10
 
-    /// New frames per display refresh from the first presentation to the last, of `records`.
+    /// Refreshes that showed a new frame, out of the refreshes that happened from the first
+    /// presentation to the last.
+    ///
+    /// Definition: sort the distinct presentation times t₀ < t₁ < … < tₙ and take the period p,
+    /// the median frame duration. Each tᵢ after t₀ is one refresh that showed a new frame
+    /// (``presented`` = n); the gap tᵢ − tᵢ₋₁ holds max(1, round((tᵢ − tᵢ₋₁) / p)) refreshes,
+    /// the one at tᵢ and those before it that showed nothing new (``refreshes`` = their sum).
+    /// Every gap counts at least the refresh that ends it, so ``presented`` ≤ ``refreshes`` and
+    /// the share is in (0, 1] whatever p is. The period is only an estimate (weston 10 headless
+    /// advertises 16.7 ms, repaints every ~25.4 ms and sends `seq` 0, so the scheduler measures
+    /// it, with some lag and bias): here it only decides how many refreshes a long gap holds,
+    /// whereas the span t₀…tₙ divided by it, rounded, is a count with no tie to the presentations
+    /// in it: with a period 2 % long, 107 presentations fit in 105 such "refreshes".
+    struct RefreshShare: Equatable, CustomStringConvertible {
+        var presented: Int
+        var refreshes: Int
+        var share: Double { Double(presented) / Double(refreshes) }
+        /// "presented/refreshes", for the printed summary.
+        var description: String { "\(presented)/\(refreshes)" }
+    }
+
+    /// Gaps longer than this many periods count as this many (a stall, not skipped refreshes;
+    /// and it keeps the sum an `Int`).
+    static let maximumRefreshesPerGap = 1 << 32
+
+    /// The ``RefreshShare`` of `records` (nil: fewer than two distinct presentation times, or
+    /// no positive period).
+    static func refreshShare(_ records: ArraySlice<FrameRecord>) -> RefreshShare? {
+        var times = records.compactMap { $0.presented?.nanoseconds }
+        times.sort()
+        guard let period = Statistics.percentile(records.map { Double($0.frame.duration.value) }, 0.5),
+              period > 0 else { return nil }
+        var presented = 0, refreshes = 0
+        for (later, earlier) in zip(times.dropFirst(), times) where later > earlier {
+            // Exact in nanoseconds; in Double only when the difference overflows.
+            let (gap, overflow) = later.subtractingReportingOverflow(earlier)
+            let periods = ((overflow ? Double(later) - Double(earlier) : Double(gap)) / period).rounded()
+            presented += 1
+            refreshes += Int(min(max(periods, 1), Double(maximumRefreshesPerGap)))
+        }
+        return presented > 0 ? RefreshShare(presented: presented, refreshes: refreshes) : nil
+    }
+
+    /// ``RefreshShare/share`` of `records`.
     static func presentedPerRefresh(_ records: ArraySlice<FrameRecord>) -> Double? {
-        let times = records.compactMap { $0.presented?.seconds }
-        guard let first = times.first, let last = times.last, times.count > 1,
-              let period = Statistics.percentile(records.map(\.frame.duration.seconds), 0.5), period > 0 else { return nil }
-        let refreshes = ((last - first) / period).rounded()
-        return refreshes > 0 ? Double(times.count - 1) / refreshes : nil
+        refreshShare(records)?.share
     }
 
     var summary: Summary {
@@ -52,6 +94,9 @@ struct FrameReport {
         if let first = presentedTimes.first, let last = presentedTimes.last, last > first {
             rate = Double(presentedTimes.count - 1) / (last - first)
         }
+        let share = FrameReport.refreshShare(records[...])
+        let shareAfterStartup = records.count > FrameReport.startupFrames + 1
+            ? FrameReport.refreshShare(records.dropFirst(FrameReport.startupFrames)) : nil
         return Summary(
             frames: records.count,
             presented: presentedTimes.count,
@@ -63,9 +108,10 @@ struct FrameReport {
             medianPredictionError: Statistics.percentile(errors, 0.5),
             cpuPerFrame: cpu.isEmpty ? 0 : cpu.reduce(0, +) / Double(cpu.count),
             presentedRate: rate,
-            presentedPerRefresh: FrameReport.presentedPerRefresh(records[...]),
-            presentedPerRefreshAfterStartup: records.count > FrameReport.startupFrames + 1
-                ? FrameReport.presentedPerRefresh(records.dropFirst(FrameReport.startupFrames)) : nil
+            presentedPerRefresh: share?.share,
+            presentedPerRefreshAfterStartup: shareAfterStartup?.share,
+            refreshShare: share,
+            refreshShareAfterStartup: shareAfterStartup
         )
     }
 
@@ -117,6 +163,8 @@ struct FrameReport {
             ("presented_per_refresh", s.presentedPerRefresh.map { .number($0) } ?? .null),
             ("startup_frames", .int(FrameReport.startupFrames)),
             ("presented_per_refresh_after_startup", s.presentedPerRefreshAfterStartup.map { .number($0) } ?? .null),
+            ("refreshes", s.refreshShare.map { .int($0.refreshes) } ?? .null),
+            ("refreshes_after_startup", s.refreshShareAfterStartup.map { .int($0.refreshes) } ?? .null),
             (sceneCount.name, .int(sceneCount.value)),
         ] + (ending?.summaryFields ?? [])
         let root: JSONValue = .object([

@@ -66,6 +66,9 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "On Wayland, give each frame's commit its target time when the compositor offers commit timing (falls back to untimed commits if the compositor holds them).")
     var commitTiming = true
 
+    @Flag(inversion: .prefixedNo, help: "On Wayland, order frames with FIFO barriers when the compositor offers the FIFO protocol.")
+    var fifo = true
+
     @Flag(help: "Start a private headless weston for this run and stop it afterwards.")
     var headless = false
 

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+import DisplayLinkCore
 import DisplayLinkWaylandTesting
+@testable import displaylink_demo
 
 @Suite("The demo under a real weston: the report's contract", .serialized)
 struct DemoReportTests {
@@ -8,7 +10,8 @@ struct DemoReportTests {
                               "provenance", "presented", "cpu_time", "callback_at", "encoded_at", "submitted_at"]
     static let summaryFields = ["frames", "presented", "discarded", "missed", "median_interval", "p99_interval",
                                 "stddev_interval", "median_prediction_error", "cpu_per_frame", "presented_rate",
-                                "presented_per_refresh", "startup_frames", "presented_per_refresh_after_startup"]
+                                "presented_per_refresh", "startup_frames", "presented_per_refresh_after_startup",
+                                "refreshes", "refreshes_after_startup"]
 
     /// The contract every report keeps, at any machine speed: nothing here depends on how fast the
     /// host draws or how often weston presents (a loaded host presents less often, and frames are
@@ -62,33 +65,35 @@ struct DemoReportTests {
         #expect(summary["frames"] as? Int == frames.count)
         #expect(summary["presented"] as? Int == presented)
         #expect(summary["discarded"] as? Int == frames.filter { $0["discarded"] as? Bool == true }.count)
-        // New frames per refresh: the summary says what its frames say (recomputed here). No
-        // bounds on its value: it is a rate (a loaded host presents less often), and its period
-        // is the median of the measured presentation intervals, so with irregular intervals it
-        // may even exceed 1. That weston shows at most one new frame per repaint is checked
-        // where it holds exactly: presentation times only move forward.
+        // New frames per refresh: the summary says what its frames say (recomputed here). Its
+        // value depends on the host's speed (a loaded host presents less often), but it is a
+        // share of refreshes, so in (0, 1] at any speed.
         let startup = summary["startup_frames"] as? Int ?? -1
         #expect(startup >= 0)
-        let perRefresh = Self.presentedPerRefresh(frames[...])
-        #expect(Self.same(summary["presented_per_refresh"] as? Double, perRefresh), "presented_per_refresh \(String(describing: summary["presented_per_refresh"])) ≠ \(String(describing: perRefresh))")
-        if presented >= 2 { #expect((perRefresh ?? 0) > 0) }
-        let afterStartup = frames.count > startup + 1 ? Self.presentedPerRefresh(frames.dropFirst(max(startup, 0))) : nil
-        #expect(Self.same(summary["presented_per_refresh_after_startup"] as? Double, afterStartup))
+        let perRefresh = Self.refreshShare(frames[...])
+        #expect(Self.same(summary["presented_per_refresh"] as? Double, perRefresh?.share), "presented_per_refresh \(String(describing: summary["presented_per_refresh"])) ≠ \(String(describing: perRefresh))")
+        #expect(summary["refreshes"] as? Int == perRefresh?.refreshes)
+        if presented >= 2 { #expect((perRefresh?.share ?? 0) > 0 && (perRefresh?.share ?? 2) <= 1, "\(String(describing: perRefresh))") }
+        let afterStartup = frames.count > startup + 1 ? Self.refreshShare(frames.dropFirst(max(startup, 0))) : nil
+        #expect(Self.same(summary["presented_per_refresh_after_startup"] as? Double, afterStartup?.share))
+        #expect(summary["refreshes_after_startup"] as? Int == afterStartup?.refreshes)
+        if let share = afterStartup?.share { #expect(share > 0 && share <= 1, "\(String(describing: afterStartup))") }
         let times = frames.compactMap { $0["presented"] as? Double }
         #expect(zip(times.dropFirst(), times).allSatisfy { $0 > $1 }, "presentation times go back or repeat")
         return frames
     }
 
-    /// The report's definition (FrameReport.presentedPerRefresh): presented frames − 1 over the
-    /// refreshes between the first and last presentation, counted with the median frame duration.
-    static func presentedPerRefresh(_ frames: ArraySlice<[String: Any]>) -> Double? {
-        let times = frames.compactMap { $0["presented"] as? Double }
+    /// The report's definition (FrameReport.RefreshShare), from the JSON: the distinct
+    /// presentation times after the first, over the refreshes between consecutive ones, each gap
+    /// counted in periods of the median frame duration, rounded, at least 1.
+    static func refreshShare(_ frames: ArraySlice<[String: Any]>) -> (presented: Int, refreshes: Int, share: Double)? {
+        let times = Set(frames.compactMap { $0["presented"] as? Double }).sorted()
         let durations = frames.compactMap { $0["duration"] as? Double }.sorted()
-        guard let first = times.first, let last = times.last, times.count > 1, !durations.isEmpty else { return nil }
+        guard times.count > 1, !durations.isEmpty else { return nil }
         let period = durations[Int((0.5 * Double(durations.count - 1)).rounded())]
         guard period > 0 else { return nil }
-        let refreshes = ((last - first) / period).rounded()
-        return refreshes > 0 ? Double(times.count - 1) / refreshes : nil
+        let refreshes = zip(times.dropFirst(), times).reduce(0) { $0 + max(1, Int((($1.0 - $1.1) / period).rounded())) }
+        return (times.count - 1, refreshes, Double(times.count - 1) / Double(refreshes))
     }
 
     static func same(_ a: Double?, _ b: Double?) -> Bool {
@@ -96,6 +101,145 @@ struct DemoReportTests {
         case (nil, nil): return true
         case let (a?, b?): return abs(a - b) <= 1e-9 * max(1, abs(b))
         default: return false
+        }
+    }
+
+    // MARK: Presented per refresh, on synthetic frames (exact, no display)
+
+    /// A frame of `duration` ns presented at `presented` ns (nil: not presented).
+    static func record(duration: Int64, presented: Int64?, at index: Int = 0) -> FrameRecord {
+        let t = MonotonicInstant(nanoseconds: 1_000_000_000 + Int64(index) * 1_000_000)
+        let frame = DisplayFrame(timestamp: t, targetTimestamp: t, duration: Nanoseconds(duration), delta: Nanoseconds(0),
+                                 sequence: UInt64(index + 1), missedFrames: 0, provenance: .presentationFeedback,
+                                 refreshIndex: UInt64(index), frameInterval: 1)
+        return FrameRecord(frame: frame, presented: presented.map { MonotonicInstant(nanoseconds: $0) }, cpuTime: 0,
+                           callbackAt: t, encodedAt: t, submittedAt: t)
+    }
+
+    /// Frames with these durations presented after these gaps (the first at 2 s).
+    static func records(durations: [Int64], gaps: [Int64]) -> [FrameRecord] {
+        var at: Int64 = 2_000_000_000
+        return durations.indices.map { i in
+            if i > 0 { at += gaps[i - 1] }
+            return record(duration: durations[i], presented: at, at: i)
+        }
+    }
+
+    /// The refreshes the span from the first presentation to the last holds in median frame
+    /// durations, rounded: a count with no tie to the presentations in it.
+    static func spanOverPeriod(_ records: ArraySlice<FrameRecord>) -> Int64 {
+        let times = records.compactMap { $0.presented?.nanoseconds }
+        let period = Statistics.percentile(records.map { Double($0.frame.duration.value) }, 0.5) ?? .nan
+        return Int64((Double(times.last! - times.first!) / period).rounded())
+    }
+
+    @Test("presented per refresh, weston 10's shape: a first commit three repaints long and a period measured 2 % long give 117/119 and 107/107, never more presentations than refreshes")
+    func presentedPerRefreshWeston10() throws {
+        // weston 10 headless: advertised 16.67 ms (the first two frames' duration), repaints
+        // every 25.4 ms; the scheduler's measured period, 25.9 ms, is 2 % long.
+        let records = Self.records(durations: [16_666_667, 16_666_667] + Array(repeating: 25_900_000, count: 116),
+                                   gaps: [76_200_000] + Array(repeating: 25_400_000, count: 116))
+        // The span over the period counts 117 refreshes for the 117 presentations after the
+        // first, and 105 for the 107 after start-up: the 1.0 and 1.019 of such a run.
+        #expect(Self.spanOverPeriod(records[...]) == 117)
+        #expect(Self.spanOverPeriod(records.dropFirst(FrameReport.startupFrames)) == 105)
+
+        // The first gap is three repaints, two without a new frame; every other one is one.
+        let all = try #require(FrameReport.refreshShare(records[...]))
+        #expect(all == FrameReport.RefreshShare(presented: 117, refreshes: 119))
+        #expect(all.share == 117.0 / 119.0)
+        let afterStartup = try #require(FrameReport.refreshShare(records.dropFirst(FrameReport.startupFrames)))
+        #expect(afterStartup == FrameReport.RefreshShare(presented: 107, refreshes: 107))
+        #expect(afterStartup.share == 1)
+
+        // The summary, the JSON and the printed figures say the same.
+        let report = FrameReport(backend: "wayland", scene: "scroll", environment: [], records: records, discarded: 0,
+                                 sceneCount: ("rows", 1000))
+        let summary = report.summary
+        #expect(summary.presentedPerRefresh == 117.0 / 119.0)
+        #expect(summary.presentedPerRefreshAfterStartup == 1)
+        #expect(summary.refreshShare?.description == "117/119")
+        #expect(summary.refreshShareAfterStartup?.description == "107/107")
+        let json = try #require(JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let fields = try #require(json["summary"] as? [String: Any])
+        for field in Self.summaryFields { #expect(fields.keys.contains(field), "summary lacks \(field)") }
+        #expect(fields["refreshes"] as? Int == 119)
+        #expect(fields["refreshes_after_startup"] as? Int == 107)
+        let frames = try #require(json["frames"] as? [[String: Any]])
+        let recomputed = try #require(Self.refreshShare(frames[...]))
+        #expect(recomputed.presented == 117 && recomputed.refreshes == 119)
+        #expect(Self.same(fields["presented_per_refresh"] as? Double, recomputed.share))
+    }
+
+    @Test("presented per refresh: a new frame at every repaint, a few of them late, is 1 (the span over the median period counts one refresh too many)")
+    func presentedPerRefreshLateRepaints() throws {
+        // 107 repaints 25.3 ms apart and 10 late ones, 28.4 ms; the measured period 25.39 ms.
+        let gaps = (0..<117).map { $0 % 12 == 5 ? Int64(28_400_000) : 25_300_000 }
+        #expect(gaps.filter { $0 == 28_400_000 }.count == 10)
+        let records = Self.records(durations: Array(repeating: 25_390_000, count: 118), gaps: gaps)
+        #expect(Self.spanOverPeriod(records[...]) == 118)
+        #expect(FrameReport.refreshShare(records[...]) == FrameReport.RefreshShare(presented: 117, refreshes: 117))
+        #expect(FrameReport.presentedPerRefresh(records[...]) == 1)
+    }
+
+    @Test("presented per refresh: every other refresh is 1/2; unpresented frames and repeated presentation times add no presentation; under two presentation times or no period, none")
+    func presentedPerRefreshCounts() {
+        let halves = Self.records(durations: Array(repeating: 16_666_667, count: 21), gaps: Array(repeating: 33_333_334, count: 20))
+        #expect(FrameReport.refreshShare(halves[...]) == FrameReport.RefreshShare(presented: 20, refreshes: 40))
+        // Gaps of 1, 1 and 3 periods, with a discarded frame, one never known, and a frame
+        // reported at the same time as the one before it (the same refresh).
+        let p: Int64 = 20_000_000, t0: Int64 = 5_000_000_000
+        let mixed = [Self.record(duration: p, presented: t0, at: 0), Self.record(duration: p, presented: nil, at: 1),
+                     Self.record(duration: p, presented: t0 + p, at: 2), Self.record(duration: p, presented: t0 + p, at: 3),
+                     Self.record(duration: p, presented: t0 + 2 * p, at: 4), Self.record(duration: p, presented: nil, at: 5),
+                     Self.record(duration: p, presented: t0 + 5 * p + p / 3, at: 6)]
+        #expect(FrameReport.refreshShare(mixed[...]) == FrameReport.RefreshShare(presented: 3, refreshes: 5))
+        #expect(FrameReport.refreshShare(mixed.prefix(2)) == nil)
+        #expect(FrameReport.refreshShare(mixed[2..<4]) == nil)
+        #expect(FrameReport.refreshShare([]) == nil)
+        let noPeriod = [Self.record(duration: 0, presented: t0, at: 0), Self.record(duration: 0, presented: t0 + p, at: 1)]
+        #expect(FrameReport.refreshShare(noPeriod[...]) == nil)
+    }
+
+    @Test("presented per refresh: for arbitrary frame lists, a share in (0, 1] of the distinct presentation times after the first")
+    func presentedPerRefreshBounds() {
+        // SplitMix64: the same lists on every run.
+        var state: UInt64 = 0x5EED_0F_DEC0DE
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        func below(_ n: UInt64) -> Int64 { Int64(next() % n) }
+        for list in 0..<2000 {
+            let count = Int(below(40))
+            var at = below(1 << 40)
+            let records = (0..<count).map { i -> FrameRecord in
+                // Durations from 0 to 60 ms; gaps back, none, fractions of a period, long stalls;
+                // now and then a time anywhere in Int64 (the Double path).
+                let duration = below(8) == 0 ? below(3) : below(60_000_000)
+                switch below(10) {
+                case 0: at = at &- below(50_000_000)
+                case 1: break
+                case 2: at = Int64(bitPattern: next())
+                case 3: at = at &+ below(10_000_000_000)
+                default: at = at &+ below(80_000_000)
+                }
+                return Self.record(duration: duration, presented: below(6) == 0 ? nil : at, at: i)
+            }
+            let distinct = Set(records.compactMap { $0.presented?.nanoseconds }).count
+            let durations = records.map { Double($0.frame.duration.value) }
+            let hasPeriod = (Statistics.percentile(durations, 0.5) ?? 0) > 0
+            guard let result = FrameReport.refreshShare(records[...]) else {
+                #expect(distinct < 2 || !hasPeriod, "list \(list): no share for \(distinct) presentation times")
+                continue
+            }
+            #expect(distinct >= 2 && hasPeriod)
+            #expect(result.presented == distinct - 1, "list \(list)")
+            #expect(result.presented <= result.refreshes, "list \(list): \(result)")
+            #expect(result.share > 0 && result.share <= 1, "list \(list): \(result)")
         }
     }
 

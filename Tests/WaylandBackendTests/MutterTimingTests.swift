@@ -3,7 +3,7 @@ import Testing
 import DisplayLinkWaylandTesting
 import WaylandBackend
 
-/// The newest timing protocols on a real mutter 48 (Debian 13 root, `Scripts/trixie-root`), and
+/// The newest timing protocols on a real mutter 48 (Debian 13 root, `Scripts/os-root trixie`), and
 /// the usual pacing on Debian 12's mutter 43. Asserted so that it holds at any machine speed;
 /// waits are event-driven, their limits only guard against hangs.
 @MainActor
