@@ -56,24 +56,32 @@ import DisplayLinkCore
 /// and jitter of up to half a period either way does not push it to the next one.
 ///
 /// Held timed commits (``Configuration/fallsBackFromHeldCommits``): a compositor may hold a timed
-/// commit until something else repaints its output (mutter 48 headless: a timed commit waits for
-/// a stage frame, and a virtual monitor's frame clock schedules none for it), and everything the
-/// surface commits after it waits behind it, so the link would freeze. The rule, checked when the
-/// watchdog fires at `now`: a frame callback is outstanding, the commit that asked for it was
-/// timed at `T`, and `now ≥ T + heldCommitPeriods·period` with nothing (callback, feedback, refresh)
-/// since `heldCommitPeriods` periods before `now`. Then the source falls back to untimed commits for
-/// good (``isCommitTimingFallenBack``) and the watchdog answers
-/// ``WatchdogAction/commitTimingFallback(release:)``: one empty commit timed at `now` (already due,
-/// so harmless to a compositor that honours targets, and one that holds timed commits until a
-/// frame is due has one due at once), which releases the held frame and its callback; the
-/// refresh after it follows a stall. On a compositor that presents a timed commit within
-/// `heldCommitPeriods` periods of its target the rule never fires; on one that holds them it fires
-/// at the first watchdog firing `heldCommitPeriods` periods after the target, so within
-/// `heldCommitPeriods·period + watchdogInterval` of it. A hidden window on a compositor that
-/// offers commit timing but never sends `suspended` also stops callbacks, as does a compositor
-/// that honours targets but stalls for more than `heldCommitPeriods` periods (a loaded host):
-/// either also ends commit timing for the surface, which costs the timing guarantee, never frames
-/// (mutter 48 sends `suspended`).
+/// commit until something else repaints its output, and everything the surface commits after it
+/// waits behind it, so the link would freeze. mutter 48 and 50 headless do: a timed commit made
+/// while nothing else repaints is never applied (their frame clocks schedule no frame for it);
+/// mutter 48 lets it through when a commit due at once comes behind it, mutter 50 only when a
+/// commit timed in the future does (it schedules the frame clock, and that frame applies every
+/// commit whose target it has reached). Lateness alone is no evidence: a loaded host makes an
+/// honouring compositor, or this client, late by many periods. So the rule asks the compositor:
+/// 1. when a timed commit's frame callback is outstanding `heldCommitPeriods` periods past its
+///    target `T`, with nothing (callback, feedback, refresh) for as long, ``heldCommitCheck(at:)``
+///    answers ``HeldCommitAction/probe``: the shell sends `wl_display.sync`;
+/// 2. its answer (``compositorAnswered(at:)``) at `A` shows that the compositor reads our
+///    requests, the timed commit among them; a compositor that was only busy applies the late
+///    commit then and presents it at its next repaint, so the rule waits ``heldCommitProbeGap``
+///    periods and probes again (``heldCommitCheckTime`` is `A` plus that);
+/// 3. if the second answer comes and that callback is still outstanding, the compositor holds
+///    timed commits: commit timing ends for good (``isCommitTimingFallenBack``), and the answer is
+///    ``HeldCommitAction/fallBack(release:)``: one empty commit timed one period ahead, which lets
+///    the held frame through on mutter 48 and 50 alike and is harmless where targets are honoured
+///    (applied a period later, with untimed commits after it). The refresh after it follows a
+///    stall.
+/// Events come in order, so a callback sent before a probe's answer has been handled when the
+/// answer is; any callback resets the rule. Frames flow again within `heldCommitPeriods` plus
+/// ``heldCommitProbeGap`` periods plus two round trips of the target; a compositor that answers
+/// nothing (stopped, or starved) is an ordinary stall, and timed commits stay in use. A hidden
+/// window on a compositor that never sends `suspended` answers probes but sends no callbacks:
+/// that too ends commit timing for the surface, which costs the timing guarantee, never frames.
 ///
 /// Preferred rate below the refresh (``linkFrameInterval`` = k, set by the shell from its
 /// links, the greatest common divisor of their intervals; strides are divisors of it up to
@@ -162,10 +170,17 @@ public struct WaylandRefreshScheduler: Sendable {
         case stalled
         /// Dispatch this fallback tick (stalled, with fallback ticks configured).
         case fallbackTick(Refresh)
-        /// Timed commits are being held (see the type's notes): commit timing just ended for good
-        /// (``isCommitTimingFallenBack``); commit once, with no new requests, timed at `release`
-        /// (already due), so the compositor lets the held frame through.
-        case commitTimingFallback(release: MonotonicInstant)
+    }
+
+    /// What the held-commit rule asks of the shell (see the type's notes).
+    public enum HeldCommitAction: Sendable, Hashable {
+        case nothing
+        /// Send `wl_display.sync` now and call ``compositorAnswered(at:)`` when its `done` comes.
+        case probe
+        /// Timed commits are held: commit timing just ended for good (``isCommitTimingFallenBack``);
+        /// commit once, with no new requests, timed at `release` (a period ahead), so the
+        /// compositor lets the held frame through.
+        case fallBack(release: MonotonicInstant)
     }
 
     public static let feedbackCapacity = 16
@@ -175,8 +190,10 @@ public struct WaylandRefreshScheduler: Sendable {
     public static let futureTolerance = Nanoseconds(100_000_000)
     /// Presentation times earlier than their feedback's arrival by more than this are not learned from.
     public static let pastTolerance = Nanoseconds(3_600_000_000_000)
-    /// Periods past its target after which a timed commit with no news counts as held.
+    /// Periods past its target (and of silence) after which a timed commit is probed for a hold.
     public static let heldCommitPeriods: Int64 = 4
+    /// Periods between the first probe's answer and the second probe.
+    public static let heldCommitProbeGap: Int64 = 2
     /// The largest stride used for a preferred rate below the refresh.
     public static let maximumStride = 8
 
@@ -284,6 +301,18 @@ public struct WaylandRefreshScheduler: Sendable {
     private var slots: ContiguousArray<Slot>
     /// The commit target and stride of the commit that asked for the outstanding frame callback.
     private var outstandingCommitTarget: MonotonicInstant?
+    /// The held-commit rule's progress (see the type's notes) for the outstanding timed commit.
+    private enum HeldProbe: Sendable, Hashable {
+        case none
+        /// A probe went out; `serial` is its number among all probes sent.
+        case sent(serial: UInt64, second: Bool)
+        /// The first probe was answered at `at`: the second is due ``heldCommitProbeGap`` periods later.
+        case answered(at: MonotonicInstant)
+    }
+    private var heldProbe = HeldProbe.none
+    /// Probes sent and answered (answers come in the order the probes went out).
+    public private(set) var probesSent: UInt64 = 0
+    public private(set) var probesAnswered: UInt64 = 0
     private var outstandingStride = 1
 
     public init(configuration: Configuration = Configuration(), advertisedPeriod: Nanoseconds = .zero) {
@@ -436,6 +465,7 @@ public struct WaylandRefreshScheduler: Sendable {
         }
         outstandingCommitTarget = nil
         outstandingStride = 1
+        heldProbe = .none
         guard !isSuspended else { return }
         callbackArrival = arrival
         if let previous = lastCallbackArrival {
@@ -657,7 +687,6 @@ public struct WaylandRefreshScheduler: Sendable {
     public mutating func watchdog(now: MonotonicInstant) -> WatchdogAction {
         guard isActive, !isFailed, !isSuspended else { return .nothing }
         let (idle, overflow) = now.nanoseconds.subtractingReportingOverflow(lastActivity.nanoseconds)
-        if !overflow, let release = heldCommitRelease(now: now, idle: idle) { return release }
         guard !overflow, idle >= configuration.stallTimeout.value else { return .nothing }
         let noticed = !isStalled
         if noticed {
@@ -675,28 +704,74 @@ public struct WaylandRefreshScheduler: Sendable {
                                          followsStall: false, stride: 1))
     }
 
-    /// The held-commit rule (see the type's notes), checked at a watchdog firing `idle` after the
-    /// last activity.
-    private mutating func heldCommitRelease(now: MonotonicInstant, idle: Int64) -> WatchdogAction? {
-        guard usesCommitTimingNow, configuration.fallsBackFromHeldCommits, hasOutstandingFrameCallback,
-              let held = outstandingCommitTarget else { return nil }
-        let limit = period.value.multipliedReportingOverflow(by: WaylandRefreshScheduler.heldCommitPeriods)
-        guard !limit.overflow, idle >= limit.partialValue,
-              now >= saturatingAdd(held, Nanoseconds(limit.partialValue)) else { return nil }
+    // MARK: Held timed commits
+
+    /// Whether the held-commit rule applies: timed commits in use, falling back allowed, and the
+    /// outstanding frame callback was asked for by a timed commit.
+    private var heldRuleApplies: Bool {
+        usesCommitTimingNow && configuration.fallsBackFromHeldCommits && hasOutstandingFrameCallback
+            && outstandingCommitTarget != nil && isActive && !isFailed && !isSuspended
+    }
+
+    /// When the shell should next call ``heldCommitCheck(at:)`` (nil: no check is wanted now, or a
+    /// probe is out): `heldCommitPeriods` periods after the later of the outstanding timed
+    /// commit's target and the last activity, or ``heldCommitProbeGap`` periods after the first
+    /// probe's answer. A shell with one timer arms it for this time when it is idle, and at each
+    /// firing asks again, so the timer fires at most every `heldCommitPeriods` periods while
+    /// frames flow.
+    public var heldCommitCheckTime: MonotonicInstant? {
+        guard heldRuleApplies, let target = outstandingCommitTarget else { return nil }
+        let p = period.value
+        switch heldProbe {
+        case .sent: return nil
+        case .answered(let at):
+            return saturatingAdd(at, Nanoseconds(p.multipliedReportingOverflow(by: WaylandRefreshScheduler.heldCommitProbeGap).partialValue))
+        case .none:
+            let limit = Nanoseconds(p.multipliedReportingOverflow(by: WaylandRefreshScheduler.heldCommitPeriods).partialValue)
+            return saturatingAdd(max(target, lastActivity), limit)
+        }
+    }
+
+    /// The shell's held-commit timer fired at `now` (see the type's notes): ``HeldCommitAction/probe``
+    /// when a probe is due, else nothing (re-arm for ``heldCommitCheckTime``).
+    public mutating func heldCommitCheck(at now: MonotonicInstant) -> HeldCommitAction {
+        guard let due = heldCommitCheckTime, now >= due else { return .nothing }
+        let second: Bool
+        if case .answered = heldProbe { second = true } else { second = false }
+        probesSent &+= 1
+        heldProbe = .sent(serial: probesSent, second: second)
+        return .probe
+    }
+
+    /// A probe's answer (`wl_display.sync` done) arrived at `now`. After the second answer with
+    /// the same timed commit still unanswered: ``HeldCommitAction/fallBack(release:)``.
+    public mutating func compositorAnswered(at now: MonotonicInstant) -> HeldCommitAction {
+        probesAnswered &+= 1
+        guard case .sent(let serial, let second) = heldProbe, serial == probesAnswered else { return .nothing }
+        guard heldRuleApplies, let held = outstandingCommitTarget else {
+            heldProbe = .none
+            return .nothing
+        }
+        guard second else {
+            heldProbe = .answered(at: now)
+            return .nothing
+        }
+        heldProbe = .none
         isCommitTimingFallenBack = true
         outstandingCommitTarget = nil
         outstandingStride = 1
         let late = (now.nanoseconds &- held.nanoseconds) / 1_000_000
-        commitTimingFallbackReason = "a timed commit was not presented \(late) ms after its target time (the compositor holds timed commits)"
+        commitTimingFallbackReason = "a timed commit was not presented \(late) ms after its target time while the compositor answered two requests sent after it (the compositor holds timed commits)"
         // Callbacks stopped: the refresh after the release follows a stall.
         isStalled = true
         returningFromStall = true
-        return .commitTimingFallback(release: now)
+        return .fallBack(release: saturatingAdd(now, period))
     }
 
     /// The connection failed: nothing is outstanding any more, and nothing more happens.
     public mutating func connectionFailed() {
         isFailed = true
+        heldProbe = .none
         hasOutstandingFrameCallback = false
         callbackArrival = nil
         for index in slots.indices { slots[index] = Slot() }

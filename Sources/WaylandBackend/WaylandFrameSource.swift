@@ -74,12 +74,13 @@ public final class WaylandFrameSource: FrameSource {
         /// output repaints (the window's map animation ends), the window's timed commits would
         /// wait indefinitely.
         public var usesCommitTiming = true
-        /// When timed commits are held (no callback or feedback ``WaylandRefreshScheduler/heldCommitPeriods``
-        /// periods after a commit's target; checked when the watchdog fires), release the held
-        /// frame with one commit timed at the current time and use untimed commits from then on
+        /// When timed commits are held (no callback ``WaylandRefreshScheduler/heldCommitPeriods``
+        /// periods after a commit's target, while the compositor answers two `wl_display.sync`
+        /// probes sent after it: see ``WaylandRefreshScheduler``), release the held frame with one
+        /// commit timed a period ahead and use untimed commits from then on
         /// (``WaylandFrameSource/isCommitTimingFallenBack``, one warning). False: keep timed
-        /// commits whatever the compositor does (for measuring a compositor; mutter 48 headless
-        /// then freezes the window unless something else repaints).
+        /// commits whatever the compositor does (for measuring a compositor; mutter 48 and 50
+        /// headless then freeze the window unless something else repaints).
         public var fallsBackFromHeldCommits = true
         public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
                     usesCommitTiming: Bool = true, fallsBackFromHeldCommits: Bool = true) {
@@ -133,6 +134,8 @@ public final class WaylandFrameSource: FrameSource {
     public var isCommitTimingConfigured: Bool { scheduler.configuration.usesCommitTiming }
     /// Commits made to release a held timed commit (0 or 1).
     public private(set) var releaseCommitCount = 0
+    /// `wl_display.sync` probes sent by the held-commit rule, and answers received.
+    public var heldCommitProbeCount: UInt64 { scheduler.probesSent }
     /// Refreshes whose commit was timed a whole link interval ahead (a preferred rate below the
     /// refresh; see ``WaylandRefreshScheduler``), and the index of the first of them.
     public private(set) var stridedRefreshCount = 0
@@ -147,6 +150,11 @@ public final class WaylandFrameSource: FrameSource {
     private var frameCallback: OpaquePointer?
     private var committedDuringDispatch = false
     private var watchdog: DispatchSourceTimer?
+    /// The held-commit rule's one-shot timer (made once), and whether it is armed.
+    private var heldCommitTimer: DispatchSourceTimer?
+    private var isHeldCommitTimerArmed = false
+    /// The outstanding probe (`wl_display.sync`) of the held-commit rule.
+    private var probeCallback: OpaquePointer?
     private var clockOffset = ClockOffset.identity
     private var clockDomain: ClockDomain = .monotonic
     /// The feedback proxies, by the scheduler's slot. Fixed capacity, no allocation per frame.
@@ -197,6 +205,7 @@ public final class WaylandFrameSource: FrameSource {
 
     isolated deinit {
         stopWatchdog()
+        heldCommitTimer?.cancel()
         destroyPendingRequests()
         // Its handlers go with it (a long-lived connection would otherwise run one more no-op
         // after every dispatch for each frame source it ever had).
@@ -314,6 +323,7 @@ public final class WaylandFrameSource: FrameSource {
             // Before the first frame with content no compositor answers it: tick on a timer.
             if let due = scheduler.refreshEndedWithoutContent() { schedulePreContentTick(at: due) }
         }
+        armHeldCommitCheck()
         // EGL may have read events for our queue while swapping: handle them, then flush.
         connection.dispatchPending()
     }
@@ -419,9 +429,54 @@ public final class WaylandFrameSource: FrameSource {
         case .fallbackTick(let refresh):
             if !stallLogged { logStall(fallback: true) }
             perform(refresh)
-        case .commitTimingFallback(let release):
+        }
+    }
+
+    // MARK: Held timed commits
+
+    /// Arms the held-commit timer for ``WaylandRefreshScheduler/heldCommitCheckTime`` unless it is
+    /// armed already: an earlier arming fires, finds the frame answered, and re-arms for the
+    /// outstanding one, so the timer is set at most once every few periods, not every frame.
+    private func armHeldCommitCheck() {
+        guard !isHeldCommitTimerArmed, error == nil, let due = scheduler.heldCommitCheckTime else { return }
+        let timer: DispatchSourceTimer
+        if let existing = heldCommitTimer {
+            timer = existing
+        } else {
+            timer = DispatchSource.makeTimerSource(queue: .main)
+            timer.setEventHandler { [weak self] in
+                onMainActor(self) { $0?.heldCommitTimerFired() }
+            }
+            timer.schedule(deadline: .distantFuture)
+            timer.resume()
+            heldCommitTimer = timer
+        }
+        let wait = max(0, (due - MonotonicInstant.now()).value)
+        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: wait)), leeway: .milliseconds(1))
+        isHeldCommitTimerArmed = true
+    }
+
+    private func heldCommitTimerFired() {
+        isHeldCommitTimerArmed = false
+        guard error == nil, !window.isDestroyed else { return }
+        if scheduler.heldCommitCheck(at: MonotonicInstant.now()) == .probe {
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            let callback = wl_display_sync(connection.display)
+            wl_callback_add_listener(callback, WaylandFrameSource.probeListener, me)
+            probeCallback = callback
+            WaylandFrameSource.log.debug("a timed commit is \(WaylandRefreshScheduler.heldCommitPeriods) periods past its target with no frame callback: asking the compositor (probe \(scheduler.probesSent))")
+            connection.flush()
+        }
+        armHeldCommitCheck()
+    }
+
+    private func probeAnswered(_ callback: OpaquePointer?) {
+        wl_callback_destroy(callback)
+        if callback == probeCallback { probeCallback = nil }
+        if case .fallBack(let release) = scheduler.compositorAnswered(at: MonotonicInstant.now()) {
             releaseHeldCommit(at: release)
         }
+        armHeldCommitCheck()
     }
 
     /// The next refresh at `time`, before the surface has content (see
@@ -438,12 +493,13 @@ public final class WaylandFrameSource: FrameSource {
         }
     }
 
-    /// Timed commits are held: commit once, timed at `release` (already due), so the held frame
-    /// and its callback come through; from now on commits are untimed.
+    /// Timed commits are held: commit once, timed at `release` (a period ahead: a commit due at
+    /// once behind the held one does not wake mutter 50's frame clock, one timed in the future
+    /// does), so the held frame and its callback come through; from now on commits are untimed.
     private func releaseHeldCommit(at release: MonotonicInstant) {
         stallLogged = true
         let reason = scheduler.commitTimingFallbackReason ?? "timed commits are held"
-        WaylandFrameSource.log.warning("commit timing turned off for this surface: \(reason); released with one commit due now, untimed commits from here on (WaylandFrameSource.Configuration.usesCommitTiming / DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false keeps timed commits)")
+        WaylandFrameSource.log.warning("commit timing turned off for this surface: \(reason); released with one commit timed a period ahead, untimed commits from here on (WaylandFrameSource.Configuration.usesCommitTiming / DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false keeps timed commits)")
         guard !window.isDestroyed, let timer = window.commitTimer else { return }
         setTimestamp(timer, release)
         wl_surface_commit(window.surface)
@@ -466,7 +522,11 @@ public final class WaylandFrameSource: FrameSource {
         error = failure
         scheduler.connectionFailed()
         stopWatchdog()
+        heldCommitTimer?.cancel()
+        heldCommitTimer = nil
+        isHeldCommitTimerArmed = false
         frameCallback = nil
+        probeCallback = nil
         for index in feedbackProxies.indices { feedbackProxies[index] = nil }
         dispatcher.invalidateAll()
     }
@@ -475,6 +535,8 @@ public final class WaylandFrameSource: FrameSource {
         guard error == nil else { return }
         if let frameCallback { wl_callback_destroy(frameCallback) }
         frameCallback = nil
+        if let probeCallback { wl_callback_destroy(probeCallback) }
+        probeCallback = nil
         for proxy in feedbackProxies where proxy != nil { wp_presentation_feedback_destroy(proxy) }
     }
 
@@ -487,6 +549,14 @@ public final class WaylandFrameSource: FrameSource {
     // Every frame passes through these two: `onMainActor` rather than `MainActor.assumeIsolated`,
     // which allocates on every call. They run inside the connection's
     // dispatch, which it makes on the main actor.
+    private nonisolated(unsafe) static let probeListener = WaylandListeners.make(wl_callback_listener(
+        done: { data, callback, _ in
+            onMainActor((WaylandFrameSource.from(data), callback)) { arguments in
+                arguments.0.probeAnswered(arguments.1)
+            }
+        }
+    ))
+
     private nonisolated(unsafe) static let callbackListener = WaylandListeners.make(wl_callback_listener(
         done: { data, callback, _ in
             // The `ms` argument is deliberately ignored: see the type's notes.

@@ -2,8 +2,9 @@ import DisplayLinkCore
 import FrameSchedulers
 
 /// A compositor with a vblank grid on virtual time that either honours commit targets or holds
-/// timed commits the way mutter 48 headless does, driving a ``WaylandRefreshScheduler`` like the
-/// shell: commits queue per surface in order; a "stage frame" at a vblank applies, from the head,
+/// timed commits the way mutter 48 or mutter 50 headless does, driving a ``WaylandRefreshScheduler``
+/// like the shell (its held-commit timer at ``WaylandRefreshScheduler/heldCommitCheckTime``, and
+/// `wl_display.sync` probes answered in order, after every request sent before them is read): commits queue per surface in order; a "stage frame" at a vblank applies, from the head,
 /// every commit that is untimed or whose target is not after that vblank, and stops at the first
 /// one that is; the last applied frame with feedback is presented at the vblank (earlier ones
 /// discarded), and the callback (if an applied commit asked for one) arrives with the feedback a
@@ -11,15 +12,25 @@ import FrameSchedulers
 ///
 /// Stage frames: an untimed commit made with nothing queued wakes the next vblank. A timed
 /// commit, when honoured, wakes the first vblank at or after its target, and not before the
-/// compositor got to it (`lateness` whole periods after it was made). When holding (``holds``, after ``honouredBeforeHolding`` timed commits, which the
-/// map animation's repaints let through): a timed commit due at once (target not after the time
-/// it is made) or made while another commit is queued wakes the next vblank (mutter's frame clock
-/// reschedules then), any other one wakes nothing (its frame is scheduled about an uptime away).
+/// compositor got to it (`lateness` whole periods after it was made: a busy compositor reads
+/// requests late, probes too). When holding (``holds``, after ``honouredBeforeHolding`` timed
+/// commits, which the map animation's repaints let through), a timed commit made with nothing
+/// queued wakes nothing (its frame is never scheduled); one made while another is queued wakes
+/// the first vblank at or after its target when that is in the future (both mutters' frame
+/// clocks schedule a frame for it), and, when due at once, the next vblank on mutter 48
+/// (``Holding/mutter48``) but nothing on mutter 50 (``Holding/mutter50``: it is queued behind the
+/// held one without waking the clock).
 struct TimedCompositorModel {
     static let p: Int64 = 16_666_667
     /// Vblanks at `phase + j·p`.
     let phase: Int64 = 5 * ms
     let holds: Bool
+    enum Holding { case mutter48, mutter50 }
+    var holding = Holding.mutter48
+    /// The round trip of a probe on a compositor that is not busy.
+    var probeLatency: Int64 = 200_000
+    /// Release with a commit due at once, as c0c6cd3 did (the scheduler's release time ignored).
+    var releasesDueNow = false
     let honouredBeforeHolding: Int
     /// Per stage frame: whole periods a honouring compositor takes to get to a commit (0 … 2), and the callback
     /// delivery latency after the vblank.
@@ -50,6 +61,12 @@ struct TimedCompositorModel {
     /// The target of the first timed commit held (made while holding, not due at once, nothing queued).
     var firstHeldTarget: Int64?
     var callbackTimes: [Int64] = []
+    /// When the compositor has read every request made so far (requests are read in order).
+    var readUpTo: Int64 = 0
+    /// Probe answers due, in order.
+    var probeAnswers: [Int64] = []
+    /// The scheduler's held-commit timer (armed as the shell arms it: when idle).
+    var heldTimer: Int64?
 
     init(holds: Bool, honouredBeforeHolding: Int = 0, commitTiming: Bool = true, fallsBack: Bool = true,
          watchdogInterval: Int64 = 500 * ms, watchdogPhase: Int64 = 0, fallbackTick: Int64? = nil) {
@@ -87,18 +104,33 @@ struct TimedCompositorModel {
     }
 
     mutating func wake(for c: Commit) -> Int64? {
+        let readAt = read()
         guard let target = c.target else {
-            return queue.isEmpty ? vblank(after: c.madeAt) : nil
+            return queue.isEmpty ? vblank(after: readAt) : nil
         }
         timedCommits += 1
         if !holds || timedCommits <= honouredBeforeHolding {
-            // Late processing (a busy compositor): ready only some periods after the commit.
-            let late = lateness[stageFrames % lateness.count] * Self.p
-            return max(vblank(atOrAfter: target), vblank(after: c.madeAt + late))
+            return max(vblank(atOrAfter: target), vblank(after: readAt))
         }
-        if target <= c.madeAt || !queue.isEmpty { return vblank(after: c.madeAt) }
-        if firstHeldTarget == nil { firstHeldTarget = target }
-        return nil
+        if queue.isEmpty {
+            if target <= c.madeAt { return vblank(after: c.madeAt) }
+            if firstHeldTarget == nil { firstHeldTarget = target }
+            return nil
+        }
+        if target > c.madeAt { return vblank(atOrAfter: target) }
+        return holding == .mutter48 ? vblank(after: c.madeAt) : nil
+    }
+
+    /// When the compositor reads a request made now: late processing (a busy compositor) reads it
+    /// only some periods after it was made, and never before the requests made earlier.
+    mutating func read() -> Int64 {
+        let late = lateness[stageFrames % lateness.count] * Self.p
+        readUpTo = max(readUpTo, now + late)
+        return readUpTo
+    }
+
+    mutating func armHeldTimer() {
+        if heldTimer == nil, let due = script.scheduler.heldCommitCheckTime { heldTimer = max(now, due.nanoseconds - origin) }
     }
 
     /// Runs until `end` (virtual ns after the origin).
@@ -107,24 +139,36 @@ struct TimedCompositorModel {
         script.start(at: 0)
         if let refresh = script.refreshes.last { commit(refresh) }
         var nextWatchdog = watchdogPhase + watchdogInterval
+        armHeldTimer()
         while now < end {
-            let stage = queue.compactMap(\.wakeAt).min()
-            if let stage, stage <= nextWatchdog {
+            let stage = queue.compactMap(\.wakeAt).min() ?? .max
+            let answer = probeAnswers.first ?? .max
+            let held = heldTimer ?? .max
+            if stage <= min(nextWatchdog, answer, held) {
                 now = stage
                 stageFrame(at: stage)
+            } else if answer <= min(nextWatchdog, held) {
+                now = answer
+                probeAnswers.removeFirst()
+                if case .fallBack(let release) = script.scheduler.compositorAnswered(at: t(now)) {
+                    fallbackAt = now
+                    self.release(at: releasesDueNow ? now : release.nanoseconds - origin)
+                }
+            } else if held <= nextWatchdog {
+                now = held
+                heldTimer = nil
+                if script.scheduler.heldCommitCheck(at: t(now)) == .probe {
+                    probeAnswers.append(max(now, read()) + probeLatency)
+                }
             } else {
                 now = nextWatchdog
                 nextWatchdog += watchdogInterval
                 let before = script.refreshes.count
-                switch script.watchdog(at: now) {
-                case .commitTimingFallback(let release):
-                    fallbackAt = now
-                    self.release(at: release.nanoseconds - origin)
-                case .fallbackTick:
+                if case .fallbackTick = script.watchdog(at: now) {
                     commit(script.refreshes[before])
-                default: break
                 }
             }
+            armHeldTimer()
         }
     }
 

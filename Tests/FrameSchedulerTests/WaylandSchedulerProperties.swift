@@ -59,9 +59,17 @@ struct RandomCompositor {
             guard !frames.isEmpty else { return }
             script.slotOfFrame[frames[Int(param) % frames.count]] = nil
         case 7:
-            // The watchdog timer fires after 0 … 999 ms.
+            // The watchdog timer fires after 0 … 999 ms; or (odd) the held-commit timer fires
+            // then and a probe may go out, or a probe's answer comes (answered in order, up to
+            // as many as were sent: the held-commit rule's evidence, and its fallback).
             now += param * ms
-            script.watchdog(at: now)
+            if param % 2 == 0 {
+                script.watchdog(at: now)
+            } else if param % 4 == 1 {
+                _ = script.scheduler.heldCommitCheck(at: MonotonicInstant(nanoseconds: origin + now))
+            } else if script.scheduler.probesAnswered < script.scheduler.probesSent {
+                _ = script.scheduler.compositorAnswered(at: MonotonicInstant(nanoseconds: origin + now))
+            }
         case 8:
             // Demand changes; a scheduled start runs at once or after a while.
             if param % 2 == 0 {
