@@ -75,7 +75,9 @@ import DisplayLinkCore
 ///    ``HeldCommitAction/fallBack(release:)``: one empty commit timed one period ahead, which lets
 ///    the held frame through on mutter 48 and 50 alike and is harmless where targets are honoured
 ///    (applied a period later, with untimed commits after it). The refresh after it follows a
-///    stall.
+///    stall. The release is a timed commit too, and mutter 50 sometimes holds it (the held frame
+///    comes through, the next one waits behind the release): until a callback asked for after
+///    the release comes, the rule watches the release's target the same way and releases again.
 /// Events come in order, so a callback sent before a probe's answer has been handled when the
 /// answer is; any callback resets the rule. Frames flow again within `heldCommitPeriods` plus
 /// ``heldCommitProbeGap`` periods plus two round trips of the target; a compositor that answers
@@ -310,6 +312,14 @@ public struct WaylandRefreshScheduler: Sendable {
         case answered(at: MonotonicInstant)
     }
     private var heldProbe = HeldProbe.none
+    /// The target of the last release commit while no commit made after it is known applied
+    /// (a callback asked for after it came): a release can be held as well, and the rule then
+    /// watches it as it watched the timed commit.
+    private var releaseTarget: MonotonicInstant?
+    /// Whether the outstanding frame callback was asked for after the last release.
+    private var outstandingAfterRelease = false
+    /// Release commits asked for.
+    public private(set) var releaseCount = 0
     /// Probes sent and answered (answers come in the order the probes went out).
     public private(set) var probesSent: UInt64 = 0
     public private(set) var probesAnswered: UInt64 = 0
@@ -466,6 +476,8 @@ public struct WaylandRefreshScheduler: Sendable {
         outstandingCommitTarget = nil
         outstandingStride = 1
         heldProbe = .none
+        if outstandingAfterRelease { releaseTarget = nil }
+        outstandingAfterRelease = false
         guard !isSuspended else { return }
         callbackArrival = arrival
         if let previous = lastCallbackArrival {
@@ -708,9 +720,16 @@ public struct WaylandRefreshScheduler: Sendable {
 
     /// Whether the held-commit rule applies: timed commits in use, falling back allowed, and the
     /// outstanding frame callback was asked for by a timed commit.
-    private var heldRuleApplies: Bool {
-        usesCommitTimingNow && configuration.fallsBackFromHeldCommits && hasOutstandingFrameCallback
-            && outstandingCommitTarget != nil && isActive && !isFailed && !isSuspended
+    private var heldRuleApplies: Bool { heldTarget != nil }
+
+    /// The target of the timed commit the outstanding frame callback waits behind: the commit
+    /// that asked for it, or after a fallback the last release, when the callback was asked for
+    /// after it (nil: the rule does not apply now).
+    private var heldTarget: MonotonicInstant? {
+        guard configuration.usesCommitTiming, configuration.fallsBackFromHeldCommits, hasOutstandingFrameCallback,
+              isActive, !isFailed, !isSuspended else { return nil }
+        if usesCommitTimingNow { return outstandingCommitTarget }
+        return outstandingAfterRelease ? releaseTarget : nil
     }
 
     /// When the shell should next call ``heldCommitCheck(at:)`` (nil: no check is wanted now, or a
@@ -720,7 +739,7 @@ public struct WaylandRefreshScheduler: Sendable {
     /// firing asks again, so the timer fires at most every `heldCommitPeriods` periods while
     /// frames flow.
     public var heldCommitCheckTime: MonotonicInstant? {
-        guard heldRuleApplies, let target = outstandingCommitTarget else { return nil }
+        guard let target = heldTarget else { return nil }
         let p = period.value
         switch heldProbe {
         case .sent: return nil
@@ -748,7 +767,7 @@ public struct WaylandRefreshScheduler: Sendable {
     public mutating func compositorAnswered(at now: MonotonicInstant) -> HeldCommitAction {
         probesAnswered &+= 1
         guard case .sent(let serial, let second) = heldProbe, serial == probesAnswered else { return .nothing }
-        guard heldRuleApplies, let held = outstandingCommitTarget else {
+        guard let held = heldTarget else {
             heldProbe = .none
             return .nothing
         }
@@ -757,15 +776,21 @@ public struct WaylandRefreshScheduler: Sendable {
             return .nothing
         }
         heldProbe = .none
-        isCommitTimingFallenBack = true
+        if !isCommitTimingFallenBack {
+            isCommitTimingFallenBack = true
+            let late = (now.nanoseconds &- held.nanoseconds) / 1_000_000
+            commitTimingFallbackReason = "a timed commit was not presented \(late) ms after its target time while the compositor answered two requests sent after it (the compositor holds timed commits)"
+        }
         outstandingCommitTarget = nil
         outstandingStride = 1
-        let late = (now.nanoseconds &- held.nanoseconds) / 1_000_000
-        commitTimingFallbackReason = "a timed commit was not presented \(late) ms after its target time while the compositor answered two requests sent after it (the compositor holds timed commits)"
         // Callbacks stopped: the refresh after the release follows a stall.
         isStalled = true
         returningFromStall = true
-        return .fallBack(release: saturatingAdd(now, period))
+        let release = saturatingAdd(now, period)
+        releaseTarget = release
+        outstandingAfterRelease = false
+        releaseCount += 1
+        return .fallBack(release: release)
     }
 
     /// The connection failed: nothing is outstanding any more, and nothing more happens.
@@ -793,6 +818,7 @@ public struct WaylandRefreshScheduler: Sendable {
             hasOutstandingFrameCallback = true
             frameRequestCount += 1
             outstandingCommitTarget = commitTarget
+            outstandingAfterRelease = releaseTarget != nil
             outstandingStride = stride
             if configuration.usesPresentation {
                 // The feedback reports on the frame drawn in this refresh. When every slot is taken

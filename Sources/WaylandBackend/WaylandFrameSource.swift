@@ -132,7 +132,8 @@ public final class WaylandFrameSource: FrameSource {
     /// Whether the compositor offers commit timing and the configuration asked for it (whether
     /// or not it fell back since).
     public var isCommitTimingConfigured: Bool { scheduler.configuration.usesCommitTiming }
-    /// Commits made to release a held timed commit (0 or 1).
+    /// Commits made to release a held timed commit (0 while none was held; more than 1 when a
+    /// release was held too).
     public private(set) var releaseCommitCount = 0
     /// `wl_display.sync` probes sent by the held-commit rule, and answers received.
     public var heldCommitProbeCount: UInt64 { scheduler.probesSent }
@@ -499,7 +500,11 @@ public final class WaylandFrameSource: FrameSource {
     private func releaseHeldCommit(at release: MonotonicInstant) {
         stallLogged = true
         let reason = scheduler.commitTimingFallbackReason ?? "timed commits are held"
-        WaylandFrameSource.log.warning("commit timing turned off for this surface: \(reason); released with one commit timed a period ahead, untimed commits from here on (WaylandFrameSource.Configuration.usesCommitTiming / DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false keeps timed commits)")
+        if releaseCommitCount > 0 {
+            WaylandFrameSource.log.debug("the release commit was held as well: released again with a commit timed a period ahead (release \(releaseCommitCount + 1))")
+        } else {
+            WaylandFrameSource.log.warning("commit timing turned off for this surface: \(reason); released with one commit timed a period ahead, untimed commits from here on (WaylandFrameSource.Configuration.usesCommitTiming / DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false keeps timed commits)")
+        }
         guard !window.isDestroyed, let timer = window.commitTimer else { return }
         setTimestamp(timer, release)
         wl_surface_commit(window.surface)

@@ -29,6 +29,10 @@ struct TimedCompositorModel {
     var holding = Holding.mutter48
     /// The round trip of a probe on a compositor that is not busy.
     var probeLatency: Int64 = 200_000
+    /// How many future-timed commits made behind a held one are held themselves (mutter 50, now
+    /// and then): each wakes the next vblank, which applies the held commit before it, and then
+    /// waits at the head of the queue with nothing to wake it.
+    var releasesToHold = 0
     /// Release with a commit due at once, as c0c6cd3 did (the scheduler's release time ignored).
     var releasesDueNow = false
     let honouredBeforeHolding: Int
@@ -117,7 +121,13 @@ struct TimedCompositorModel {
             if firstHeldTarget == nil { firstHeldTarget = target }
             return nil
         }
-        if target > c.madeAt { return vblank(atOrAfter: target) }
+        if target > c.madeAt {
+            if releasesToHold > 0 {
+                releasesToHold -= 1
+                return vblank(after: c.madeAt)
+            }
+            return vblank(atOrAfter: target)
+        }
         return holding == .mutter48 ? vblank(after: c.madeAt) : nil
     }
 
@@ -151,7 +161,7 @@ struct TimedCompositorModel {
                 now = answer
                 probeAnswers.removeFirst()
                 if case .fallBack(let release) = script.scheduler.compositorAnswered(at: t(now)) {
-                    fallbackAt = now
+                    if fallbackAt == nil { fallbackAt = now }
                     self.release(at: releasesDueNow ? now : release.nanoseconds - origin)
                 }
             } else if held <= nextWatchdog {

@@ -40,8 +40,8 @@ struct MutterHeldCommitTests {
         #expect(flowing, "frames stopped: \(client.presentedTimes.count) presented (\(heldAt) before the hold), fell back: \(client.source.isCommitTimingFallenBack), probes \(client.source.heldCommitProbeCount), releases \(client.source.releaseCommitCount); mutter log:\n\(mutter.readLog())")
         #expect(client.swapError == nil)
         #expect(client.source.isCommitTimingFallenBack)
-        #expect(client.source.heldCommitProbeCount == 2)
-        #expect(client.source.releaseCommitCount == 1)
+        #expect(client.source.heldCommitProbeCount >= 2)
+        #expect(client.source.releaseCommitCount >= 1)
         #expect(!client.source.timingProtocolsInUse.contains { $0.hasPrefix("wp_commit_timing") })
         // Once a frame after the timed ones is untimed, no later frame is timed again.
         let firstTimed = client.feedback.filter { $0.commitTarget != nil }.map(\.refreshIndex).min() ?? 0
@@ -50,6 +50,6 @@ struct MutterHeldCommitTests {
         } else {
             Issue.record("no untimed frame after the timed ones")
         }
-        print("[mutter 50, held commit] \(client.presentedTimes.count) presented, \(heldAt) before the hold; probes \(client.source.heldCommitProbeCount); fell back: \(client.source.isCommitTimingFallenBack)")
+        print("[mutter 50, held commit] \(client.presentedTimes.count) presented, \(heldAt) before the hold; probes \(client.source.heldCommitProbeCount), releases \(client.source.releaseCommitCount); fell back: \(client.source.isCommitTimingFallenBack)")
     }
 }
