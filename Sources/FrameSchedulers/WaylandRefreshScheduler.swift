@@ -313,8 +313,8 @@ public struct WaylandRefreshScheduler: Sendable {
     }
     private var heldProbe = HeldProbe.none
     /// The target of the last release commit while no commit made after it is known applied
-    /// (a callback asked for after it came): a release can be held as well, and the rule then
-    /// watches it as it watched the timed commit.
+    /// (a callback asked for after it came): a release may not wake the compositor, or be held
+    /// itself, and the rule then watches it as it watched the timed commit.
     private var releaseTarget: MonotonicInstant?
     /// Whether the outstanding frame callback was asked for after the last release.
     private var outstandingAfterRelease = false
@@ -723,13 +723,14 @@ public struct WaylandRefreshScheduler: Sendable {
     private var heldRuleApplies: Bool { heldTarget != nil }
 
     /// The target of the timed commit the outstanding frame callback waits behind: the commit
-    /// that asked for it, or after a fallback the last release, when the callback was asked for
-    /// after it (nil: the rule does not apply now).
+    /// that asked for it, or after a fallback the last release while no callback asked for after
+    /// it has come (the held frame before it may still be held too, if the release did not wake
+    /// the compositor; nil: the rule does not apply now).
     private var heldTarget: MonotonicInstant? {
         guard configuration.usesCommitTiming, configuration.fallsBackFromHeldCommits, hasOutstandingFrameCallback,
               isActive, !isFailed, !isSuspended else { return nil }
         if usesCommitTimingNow { return outstandingCommitTarget }
-        return outstandingAfterRelease ? releaseTarget : nil
+        return releaseTarget
     }
 
     /// When the shell should next call ``heldCommitCheck(at:)`` (nil: no check is wanted now, or a
