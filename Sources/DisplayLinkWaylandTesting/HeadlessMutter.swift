@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// A private headless mutter, for tests and benchmarks: either Debian 12's mutter 43 from the
 /// host, or a newer mutter in a cached Debian root built by `Scripts/os-root` (mutter 48 in
@@ -73,14 +72,16 @@ public final class HeadlessMutter {
     }
 
     /// The absolute path of the compositor's socket: pass it to `WaylandConnection(socket:)`.
-    public let socketPath: String
-    public let runtimeDirectory: String
-    public let logPath: String
+    public var socketPath: String { process.socketPath }
+    public var runtimeDirectory: String { process.runtimeDirectory }
+    public var logPath: String { process.logPath }
     public let flavor: Flavor
-    /// The process group (its leader's pid) of the launcher, the session bus and mutter.
-    public private(set) var pid: pid_t
+    /// The process group (its leader's pid) of the launcher, the session bus and mutter (0 once
+    /// stopped).
+    public var pid: pid_t { process.pid }
 
-    private static let counter = Atomic<Int>(0)
+    /// Spawns, waits for the socket, stops and cleans up (shared with ``HeadlessRootCompositor``).
+    private let process: CompositorProcessGroup
 
     /// A virtual monitor of the headless compositor (`--virtual-monitor WxH` or `WxH@R`).
     public struct VirtualMonitor: Sendable, Hashable {
@@ -110,173 +111,46 @@ public final class HeadlessMutter {
         try self.init(flavor: flavor, monitors: [VirtualMonitor(width: width, height: height)])
     }
 
-    /// Starts mutter headless with these virtual monitors (at least one) and waits for its socket.
+    /// Starts mutter headless with these virtual monitors (at least one) and waits for its socket
+    /// (60 s at most, a hang guard: mutter starts in about a second).
     public init(flavor: Flavor = .host, monitors: [VirtualMonitor]) throws {
         precondition(!monitors.isEmpty, "HeadlessMutter needs at least one virtual monitor")
         self.flavor = flavor
         self.monitors = monitors
-        let number = HeadlessMutter.counter.add(1, ordering: .relaxed).newValue
-        var template = Array("/tmp/displaylink-mutter-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw LaunchError.spawnFailed(errno)
-        }
-        runtimeDirectory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        chmod(runtimeDirectory, 0o700)
-        let socketName = "wayland-mutter-\(getpid())-\(number)"
-        socketPath = runtimeDirectory + "/" + socketName
-        logPath = runtimeDirectory + "/mutter.log"
-
-        let mutter = ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--no-x11"]
-            + monitors.flatMap { ["--virtual-monitor", $0.argument] } + ["--wayland-display=\(socketName)"]
-        let clean = ["env", "-i", "XDG_RUNTIME_DIR=\(runtimeDirectory)", "HOME=\(runtimeDirectory)",
-                     "XDG_CONFIG_HOME=\(runtimeDirectory)", "PATH=/usr/bin:/bin", "GSETTINGS_BACKEND=memory"]
-        let arguments: [String]
-        let program: String
+        let root: String?
         switch flavor {
         case .host:
-            guard access("/usr/bin/mutter", X_OK) == 0 else {
-                HeadlessMutter.removeTree(runtimeDirectory)
-                throw LaunchError.notInstalled("mutter")
-            }
-            program = "/usr/bin/env"
-            arguments = Array(clean.dropFirst()) + mutter
-        case .root(let root):
-            guard access("/usr/bin/unshare", X_OK) == 0 else {
-                HeadlessMutter.removeTree(runtimeDirectory)
-                throw LaunchError.notInstalled("unshare (util-linux)")
-            }
-            // In a private mount namespace: the root's /proc, /dev, /sys and the runtime directory
-            // (at the same path inside, so the socket path is the same on both sides).
-            let script = """
-                set -e
-                r=$1; d=$2; shift 2
-                mount -t proc proc "$r/proc"
-                mount --rbind /dev "$r/dev"
-                mount --rbind /sys "$r/sys"
-                mkdir -p "$r$d"
-                mount --bind "$d" "$r$d"
-                exec chroot "$r" "$@"
-                """
-            program = "/usr/bin/unshare"
-            arguments = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh",
-                         root, runtimeDirectory] + clean + mutter
+            guard access("/usr/bin/mutter", X_OK) == 0 else { throw LaunchError.notInstalled("mutter") }
+            root = nil
+        case .root(let path):
+            guard access("/usr/bin/unshare", X_OK) == 0 else { throw LaunchError.notInstalled("unshare (util-linux)") }
+            root = path
         }
-
-        var spawnedPID: pid_t = 0
-        var fileActions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&fileActions)
-        posix_spawn_file_actions_addopen(&fileActions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&fileActions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
-        defer { posix_spawn_file_actions_destroy(&fileActions) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // A process group of its own, so that stop() reaches the session bus and mutter too.
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        let environment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]
-        let status = HeadlessMutter.withCStrings(arguments) { argv in
-            HeadlessMutter.withCStrings(environment) { envp in
-                posix_spawn(&spawnedPID, program, &fileActions, &attributes, argv, envp)
+        do {
+            process = try CompositorProcessGroup(label: "mutter", root: root) { socketName in
+                ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--no-x11"]
+                    + monitors.flatMap { ["--virtual-monitor", $0.argument] } + ["--wayland-display=\(socketName)"]
+            }
+        } catch {
+            switch error {
+            case .spawnFailed(let e): throw LaunchError.spawnFailed(e)
+            case .exitedEarly(let status, let log): throw LaunchError.exitedEarly(status: status, log: log)
+            case .noSocket(let log): throw LaunchError.noSocket(log: log)
             }
         }
-        guard status == 0 else {
-            HeadlessMutter.removeTree(runtimeDirectory)
-            throw LaunchError.spawnFailed(status)
-        }
-        pid = spawnedPID
-        HeadlessWeston.running.add(-spawnedPID)
-
-        // Wait for the socket (60 s at most, a hang guard: mutter starts in about a second).
-        for _ in 0..<6000 {
-            var exitStatus: Int32 = 0
-            if waitpid(pid, &exitStatus, WNOHANG) == pid {
-                let log = readLog()
-                Glibc.kill(-pid, SIGKILL)
-                HeadlessWeston.running.remove(-pid)
-                pid = 0
-                removeDirectory()
-                throw LaunchError.exitedEarly(status: exitStatus, log: log)
-            }
-            if access(socketPath, F_OK) == 0 && access(socketPath + ".lock", F_OK) == 0 {
-                usleep(50_000)  // the socket exists before mutter listens on it
-                return
-            }
-            usleep(10_000)
-        }
-        let log = readLog()
-        stop()
-        throw LaunchError.noSocket(log: log)
     }
 
     deinit { stop() }
 
     /// Whether the launcher is still running.
-    public var isRunning: Bool {
-        guard pid > 0 else { return false }
-        var exitStatus: Int32 = 0
-        return waitpid(pid, &exitStatus, WNOHANG) == 0
-    }
+    public var isRunning: Bool { process.isRunning }
 
     /// Stops the process group (SIGTERM, then SIGKILL after 3 s) and removes the runtime
-    /// directory. Idempotent.
-    public func stop() {
-        if pid > 0 {
-            Glibc.kill(-pid, SIGTERM)
-            var exitStatus: Int32 = 0
-            var reaped = false
-            for _ in 0..<300 {
-                if waitpid(pid, &exitStatus, WNOHANG) == pid { reaped = true; break }
-                usleep(10_000)
-            }
-            // The rest of the group (mutter, the bus) goes too, whatever the launcher did.
-            Glibc.kill(-pid, SIGKILL)
-            if !reaped { waitpid(pid, &exitStatus, 0) }
-            HeadlessWeston.running.remove(-pid)
-            pid = 0
-        }
-        removeDirectory()
-        if case .root(let root) = flavor { rmdir(root + runtimeDirectory) }
-    }
+    /// directory (and, in a root, its mount point there). Idempotent.
+    public func stop() { process.stop() }
 
     /// mutter's output so far.
-    public func readLog() -> String {
-        guard let file = fopen(logPath, "r") else { return "" }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        while true {
-            let c = fgetc(file)
-            if c == EOF { break }
-            bytes.append(UInt8(truncatingIfNeeded: c))
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private func removeDirectory() {
-        HeadlessMutter.removeTree(runtimeDirectory)
-    }
-
-    private static func removeTree(_ path: String) {
-        guard let dir = opendir(path) else { unlink(path); return }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name != "." && name != ".." else { continue }
-            let child = path + "/" + name
-            if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(child) } else { unlink(child) }
-        }
-        closedir(dir)
-        rmdir(path)
-    }
-
-    private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-        pointers.append(nil)
-        defer { for p in pointers { free(p) } }
-        return body(pointers)
-    }
+    public func readLog() -> String { process.readLog() }
 }
 
 // One owner at a time (a test); Sendable so that it can be started off the calling thread
