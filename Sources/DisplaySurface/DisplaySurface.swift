@@ -159,7 +159,9 @@ public final class DisplaySurface: FrameSource {
                                            width: max(1, options.width), height: max(1, options.height),
                                            fullscreen: options.fullscreen, fullscreenOutput: output)
             let egl = try WaylandEGLWindow(window: window)
-            let source = WaylandFrameSource(window: window, configuration: .init(usesCommitTiming: options.waylandCommitTiming))
+            let source = WaylandFrameSource(window: window, configuration: .init(
+                usesCommitTiming: options.waylandCommitTiming,
+                usesCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors))
             egl.frameSource = source  // a swap is the frame's commit
             return (connection, window, egl, source)
         } catch {

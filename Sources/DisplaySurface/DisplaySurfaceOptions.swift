@@ -128,6 +128,11 @@ extension DisplaySurface {
         /// False: present as soon as possible, as without the protocol. (Timed commits with no
         /// fallback, for measuring a compositor: `WaylandFrameSource.Configuration.fallsBackFromHeldCommits`.)
         public var waylandCommitTiming = true
+        /// On Wayland, use commit timing on mutter's virtual monitors too (headless and remote
+        /// desktop sessions; false by default: there mutter holds a timed commit made while
+        /// nothing else repaints, and under load also the commits that would release it;
+        /// `WaylandFrameSource.Configuration.usesCommitTimingOnVirtualMonitors`).
+        public var waylandCommitTimingOnVirtualMonitors = false
         /// On Wayland, order frames with FIFO barriers when the compositor offers
         /// `wp_fifo_manager_v1` (true, the default): each frame paced by the compositor waits until
         /// the previous one was shown, so no frame replaces another unseen. False: frames replace

@@ -29,7 +29,8 @@ extension DisplaySurface {
     ///   `gles_version`, `swap_with_damage`, `timing_protocols` (those in use, with their versions,
     ///   e.g. `wp_presentation 2`, `wp_commit_timing_v1 1`, `wp_fifo_v1 1`, `xdg_wm_base 6`; commit
     ///   timing is no longer listed once it fell back), `commit_timing` (`in use`, `fell back`:
-    ///   the compositor held timed commits and the surface went on untimed, `off`: offered but
+    ///   the compositor held timed commits and the surface went on untimed, `not used on a
+    ///   virtual monitor`: mutter's virtual monitors hold timed commits, `off`: offered but
     ///   turned off by `DisplaySurface.Options.waylandCommitTiming`, or `not offered`).
     /// - DRM/KMS: `device`, `driver`, `connector`, `mode`, `presentation_clock`,
     ///   `refresh_advertised`, `refresh_exact`, `period_exact`, `flips_submitted`,
@@ -53,6 +54,9 @@ extension DisplaySurface {
                 EnvironmentEntry("commit_timing", .string(
                     waylandSource.isCommitTimingFallenBack ? "fell back"
                         : waylandSource.usesCommitTiming ? "in use"
+                        : waylandSource.isOnVirtualMonitor && waylandSource.configuration.usesCommitTiming
+                            && connection.timingProtocols.contains(where: { $0.hasPrefix("wp_commit_timing") })
+                            ? "not used on a virtual monitor"
                         : connection.timingProtocols.contains(where: { $0.hasPrefix("wp_commit_timing") }) ? "off"
                         : "not offered")),
             ]

@@ -79,11 +79,16 @@ import DisplayLinkCore
 ///    comes through, the next one waits behind the release): until a callback asked for after
 ///    the release comes, the rule watches the release's target the same way and releases again.
 /// Events come in order, so a callback sent before a probe's answer has been handled when the
-/// answer is; any callback resets the rule. Frames flow again within `heldCommitPeriods` plus
+/// answer is; any callback resets the rule. Feedback for the held commit's frame (presented or
+/// discarded) shows it was applied, so not held; and the rule does not apply while the surface is
+/// on no output (``surfaceLeftAllOutputs(_:)``): weston 16, which has no `suspended` state, and
+/// mutter 50 send `wl_surface.leave` when the window is minimised, and weston then sends no
+/// callback (nor, until a later commit replaces it, feedback), so commit timing stays in use. Frames flow again within `heldCommitPeriods` plus
 /// ``heldCommitProbeGap`` periods plus two round trips of the target; a compositor that answers
 /// nothing (stopped, or starved) is an ordinary stall, and timed commits stay in use. A hidden
-/// window on a compositor that never sends `suspended` answers probes but sends no callbacks:
-/// that too ends commit timing for the surface, which costs the timing guarantee, never frames.
+/// window whose compositor neither sends `suspended` nor discards its frame answers probes but
+/// sends no callbacks: that too ends commit timing for the surface, which costs the timing
+/// guarantee, never frames.
 ///
 /// Preferred rate below the refresh (``linkFrameInterval`` = k, set by the shell from its
 /// links, the greatest common divisor of their intervals; strides are divisors of it up to
@@ -320,6 +325,23 @@ public struct WaylandRefreshScheduler: Sendable {
     private var outstandingAfterRelease = false
     /// Release commits asked for.
     public private(set) var releaseCount = 0
+    /// The refresh whose commit asked for the outstanding frame callback, and whether its
+    /// feedback came (presented or discarded): the commit was applied, so it is not held (a
+    /// window hidden on a compositor without `suspended`, weston 16's, discards it and sends no
+    /// callback).
+    private var outstandingRequestIndex: UInt64?
+    private var outstandingCommitApplied = false
+    /// Whether the surface left every output after being on one (``surfaceLeftAllOutputs(_:)``):
+    /// hidden, so a callback that does not come says nothing about held commits.
+    public private(set) var isOffAllOutputs = false
+
+    /// The surface left its last output (true; minimised on weston 16 or mutter 50) or entered one
+    /// again (false). While off every output the held-commit rule does not apply: a compositor
+    /// repaints no output for the surface, so it sends no callback for a commit it applied.
+    public mutating func surfaceLeftAllOutputs(_ off: Bool) {
+        isOffAllOutputs = off
+        if off { heldProbe = .none }
+    }
     /// Probes sent and answered (answers come in the order the probes went out).
     public private(set) var probesSent: UInt64 = 0
     public private(set) var probesAnswered: UInt64 = 0
@@ -569,6 +591,7 @@ public struct WaylandRefreshScheduler: Sendable {
                                    flags: PresentationFlags = []) -> PresentationFeedback? {
         guard let entry = takeSlot(slot) else { return nil }
         feedbackCount += 1
+        if entry.refreshIndex == outstandingRequestIndex { outstandingCommitApplied = true }
         let vblank: UInt64? = sequence == 0 ? nil : sequence
         if advertisedRefresh.value <= 0 { isAdvertisedPeriodUnreliable = true }
         if isPlausible(time, receivedAt: receivedAt) {
@@ -587,6 +610,7 @@ public struct WaylandRefreshScheduler: Sendable {
     public mutating func discarded(slot: Int) -> PresentationFeedback? {
         guard let entry = takeSlot(slot) else { return nil }
         feedbackCount += 1
+        if entry.refreshIndex == outstandingRequestIndex { outstandingCommitApplied = true }
         return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .discarded, commitTarget: entry.commitTarget)
     }
 
@@ -728,8 +752,8 @@ public struct WaylandRefreshScheduler: Sendable {
     /// the compositor; nil: the rule does not apply now).
     private var heldTarget: MonotonicInstant? {
         guard configuration.usesCommitTiming, configuration.fallsBackFromHeldCommits, hasOutstandingFrameCallback,
-              isActive, !isFailed, !isSuspended else { return nil }
-        if usesCommitTimingNow { return outstandingCommitTarget }
+              isActive, !isFailed, !isSuspended, !isOffAllOutputs else { return nil }
+        if usesCommitTimingNow { return outstandingCommitApplied ? nil : outstandingCommitTarget }
         return releaseTarget
     }
 
@@ -813,13 +837,19 @@ public struct WaylandRefreshScheduler: Sendable {
         nextRefreshIndex &+= 1
         var requestsCallback = false
         var feedbackSlot: Int?
-        let commitTarget = commitTarget(for: target)
+        // Timer fallback ticks (stalled: hidden, or the compositor not repainting) carry no target,
+        // as they set no FIFO barrier: a compositor that applies no content update of a hidden
+        // surface (weston 16) would hold each timed one with its buffer until the client has none
+        // left (Mesa 22.3's wl_shm swap then crashes), where an untimed one replaces the last.
+        let commitTarget = provenance == .timerFallback ? nil : commitTarget(for: target)
         if !hasOutstandingFrameCallback {
             requestsCallback = true
             hasOutstandingFrameCallback = true
             frameRequestCount += 1
             outstandingCommitTarget = commitTarget
             outstandingAfterRelease = releaseTarget != nil
+            outstandingRequestIndex = index
+            outstandingCommitApplied = false
             outstandingStride = stride
             if configuration.usesPresentation {
                 // The feedback reports on the frame drawn in this refresh. When every slot is taken

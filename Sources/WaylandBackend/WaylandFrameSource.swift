@@ -82,12 +82,21 @@ public final class WaylandFrameSource: FrameSource {
         /// commits whatever the compositor does (for measuring a compositor; mutter 48 and 50
         /// headless then freeze the window unless something else repaints).
         public var fallsBackFromHeldCommits = true
+        /// Use commit timing when every output the window is on (or, before it is on one, every
+        /// output of the connection) is one of mutter's virtual monitors
+        /// (``WaylandOutput/isMutterVirtualMonitor``: headless and remote desktop sessions).
+        /// False, the default: there mutter 48 and 50 hold a timed commit made while nothing else
+        /// repaints, and mutter 50 sometimes holds the commits that would release it too (under
+        /// load, for good), so frames are committed untimed as without the protocol.
+        public var usesCommitTimingOnVirtualMonitors = false
         public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
-                    usesCommitTiming: Bool = true, fallsBackFromHeldCommits: Bool = true) {
+                    usesCommitTiming: Bool = true, fallsBackFromHeldCommits: Bool = true,
+                    usesCommitTimingOnVirtualMonitors: Bool = false) {
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
             self.usesCommitTiming = usesCommitTiming
             self.fallsBackFromHeldCommits = fallsBackFromHeldCommits
+            self.usesCommitTimingOnVirtualMonitors = usesCommitTimingOnVirtualMonitors
         }
     }
 
@@ -132,6 +141,9 @@ public final class WaylandFrameSource: FrameSource {
     /// Whether the compositor offers commit timing and the configuration asked for it (whether
     /// or not it fell back since).
     public var isCommitTimingConfigured: Bool { scheduler.configuration.usesCommitTiming }
+    /// Whether the window was on mutter's virtual monitors only when the source was made (see
+    /// ``Configuration/usesCommitTimingOnVirtualMonitors``).
+    public let isOnVirtualMonitor: Bool
     /// Commits made to release a held timed commit (0 while none was held; more than 1 when a
     /// release was held too).
     public private(set) var releaseCommitCount = 0
@@ -154,6 +166,8 @@ public final class WaylandFrameSource: FrameSource {
     /// The held-commit rule's one-shot timer (made once), and whether it is armed.
     private var heldCommitTimer: DispatchSourceTimer?
     private var isHeldCommitTimerArmed = false
+    /// Whether the surface was on an output at some point (leaving every output then means hidden).
+    private var hasBeenOnOutput = false
     /// The outstanding probe (`wl_display.sync`) of the held-commit rule.
     private var probeCallback: OpaquePointer?
     private var clockOffset = ClockOffset.identity
@@ -175,11 +189,15 @@ public final class WaylandFrameSource: FrameSource {
             ?? window.connection.outputs.first?.advertisedPeriod ?? .zero
         currentOutput = window.outputs.first.map { ObjectIdentifier($0) }
         currentAdvertised = advertised
+        let outputs = window.outputs.isEmpty ? window.connection.outputs : window.outputs
+        isOnVirtualMonitor = !outputs.isEmpty && outputs.allSatisfy(\.isMutterVirtualMonitor)
+        let timesCommits = configuration.usesCommitTiming && window.commitTimer != nil
+            && (configuration.usesCommitTimingOnVirtualMonitors || !isOnVirtualMonitor)
         scheduler = WaylandRefreshScheduler(
             configuration: .init(usesPresentation: window.connection.hasPresentationTime,
                                  stallTimeout: configuration.stallTimeout,
                                  fallbackTickInterval: configuration.fallbackTickInterval,
-                                 usesCommitTiming: configuration.usesCommitTiming && window.commitTimer != nil,
+                                 usesCommitTiming: timesCommits,
                                  fallsBackFromHeldCommits: configuration.fallsBackFromHeldCommits),
             advertisedPeriod: advertised)
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
@@ -194,6 +212,9 @@ public final class WaylandFrameSource: FrameSource {
         }
         WaylandFrameSource.log.debug("advertised refresh period \(advertised) (targets use the measured period once known)")
         WaylandFrameSource.log.debug("timing protocols in use: \(window.connection.timingProtocols.joined(separator: ", "))\(window.commitTimer != nil && !configuration.usesCommitTiming ? " (commit timing bound, not used by configuration)" : "")")
+        if configuration.usesCommitTiming && window.commitTimer != nil && !timesCommits {
+            WaylandFrameSource.log.debug("commit timing not used: the window is on mutter's virtual monitors, which hold timed commits (WaylandFrameSource.Configuration.usesCommitTimingOnVirtualMonitors: true uses it anyway)")
+        }
         dispatcher.onDemandChange = { [weak self] wanted in self?.demandChanged(wanted) }
         handlerIDs.suspended = window.addSuspendedHandler { [weak self] suspended in self?.suspendedChanged(suspended) }
         handlerIDs.outputs = window.addOutputsChangedHandler { [weak self] in self?.outputsChanged() }
@@ -263,6 +284,12 @@ public final class WaylandFrameSource: FrameSource {
     }
 
     private func outputsChanged() {
+        if !window.outputs.isEmpty { hasBeenOnOutput = true }
+        let off = hasBeenOnOutput && window.outputs.isEmpty
+        if off != scheduler.isOffAllOutputs {
+            scheduler.surfaceLeftAllOutputs(off)
+            armHeldCommitCheck()
+        }
         let primary = window.outputs.first
         let identity = primary.map { ObjectIdentifier($0) }
         let advertised = primary?.advertisedPeriod ?? currentAdvertised

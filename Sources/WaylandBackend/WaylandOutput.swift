@@ -12,6 +12,15 @@ public final class WaylandOutput {
     /// The current mode's refresh in mHz (0 when unknown).
     public private(set) var refreshMilliHertz: Int32 = 0
     public private(set) var scale: Int32 = 1
+    /// The manufacturer and model from `wl_output.geometry`.
+    public private(set) var make: String?
+    public private(set) var model: String?
+
+    /// Whether this is one of mutter's virtual monitors (`--virtual-monitor`, headless and remote
+    /// desktop sessions: make `MetaVendor`, model `MetaVirtualMonitor`). Their frame clock has no
+    /// presentation times to predict from, and a timed commit made while nothing else repaints is
+    /// never applied (mutter 48 and 50); see ``WaylandFrameSource/Configuration/usesCommitTimingOnVirtualMonitors``.
+    public var isMutterVirtualMonitor: Bool { make == "MetaVendor" && model == "MetaVirtualMonitor" }
 
     let proxy: OpaquePointer
     let globalName: UInt32
@@ -62,7 +71,15 @@ public final class WaylandOutput {
     }
 
     private nonisolated(unsafe) static let listener = WaylandListeners.make(wl_output_listener(
-        geometry: { _, _, _, _, _, _, _, _, _, _ in },
+        geometry: { data, _, _, _, _, _, _, make, model, _ in
+            let makeText = make.map { String(cString: $0) }
+            let modelText = model.map { String(cString: $0) }
+            let output = WaylandOutput.from(data)
+            MainActor.assumeIsolated {
+                output.make = makeText
+                output.model = modelText
+            }
+        },
         mode: { data, _, flags, width, height, refresh in
             guard flags & WL_OUTPUT_MODE_CURRENT.rawValue != 0 else { return }
             let output = WaylandOutput.from(data)

@@ -90,6 +90,7 @@ final class DemoRunner {
         surfaceOptions.kmsAPI = DisplaySurface.KMSAPI(rawValue: options.kmsAPI.rawValue) ?? .automatic
         surfaceOptions.waylandCommitTiming = options.commitTiming
         surfaceOptions.waylandFifo = options.fifo
+        surfaceOptions.waylandCommitTimingOnVirtualMonitors = options.commitTimingOnVirtualMonitors
         switch options.backend {
         case .auto: surfaceOptions.backend = options.headless ? .wayland : .auto
         case .wayland: surfaceOptions.backend = .wayland

@@ -66,6 +66,9 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "On Wayland, give each frame's commit its target time when the compositor offers commit timing (falls back to untimed commits if the compositor holds them).")
     var commitTiming = true
 
+    @Flag(help: "On Wayland, use commit timing on mutter's virtual monitors too (headless and remote desktop sessions; off by default: mutter holds timed commits there).")
+    var commitTimingOnVirtualMonitors = false
+
     @Flag(inversion: .prefixedNo, help: "On Wayland, order frames with FIFO barriers when the compositor offers the FIFO protocol.")
     var fifo = true
 

@@ -97,6 +97,22 @@ struct WaylandCommitTimingTests {
         #expect(!script.scheduler.isCommitTimingFallenBack)
     }
 
+    @Test("no probe while the surface is on no output (minimised on weston 16 or mutter 50), nor once the held commit's frame has feedback (applied, discarded); back on an output, the rule applies again")
+    func hiddenOrAppliedIsNotHeld() {
+        var (script, held, _) = Self.heldRun()
+        let limit = WaylandRefreshScheduler.heldCommitPeriods * Self.p
+        script.scheduler.surfaceLeftAllOutputs(true)
+        #expect(script.scheduler.heldCommitCheckTime == nil)
+        #expect(script.scheduler.heldCommitCheck(at: t(held + 10 * limit)) == .nothing)
+        script.scheduler.surfaceLeftAllOutputs(false)
+        #expect(script.scheduler.heldCommitCheckTime == t(held + limit))
+        // The outstanding frame's feedback comes (discarded: replaced unseen): it was applied.
+        script.discarded(frame: script.refreshes.last!.index)
+        #expect(script.scheduler.heldCommitCheckTime == nil)
+        #expect(script.scheduler.heldCommitCheck(at: t(held + 10 * limit)) == .nothing)
+        #expect(!script.scheduler.isCommitTimingFallenBack)
+    }
+
     @Test("4 periods of silence are not enough: the target must have passed by 4 periods too")
     func heldRuleNeedsTargetPassed() {
         var (script, held, last) = Self.heldRun()
