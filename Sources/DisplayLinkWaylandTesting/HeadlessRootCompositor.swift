@@ -361,7 +361,8 @@ final class CompositorProcessGroup {
         rmdir(path)
     }
 
-    private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    /// `strings` as a NULL-terminated `char *[]` (argv, envp) for the duration of `body`.
+    static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
         pointers.append(nil)
         defer { for p in pointers { free(p) } }

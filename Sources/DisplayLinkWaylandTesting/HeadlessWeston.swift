@@ -63,8 +63,8 @@ public final class HeadlessWeston {
         posix_spawn_file_actions_addopen(&fileActions, 1, logPath + ".stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
-        let status = HeadlessWeston.withCStrings(arguments) { argv in
-            HeadlessWeston.withCStrings(environment) { envp in
+        let status = CompositorProcessGroup.withCStrings(arguments) { argv in
+            CompositorProcessGroup.withCStrings(environment) { envp in
                 posix_spawn(&spawnedPID, "/usr/bin/weston", &fileActions, nil, argv, envp)
             }
         }
@@ -163,13 +163,6 @@ public final class HeadlessWeston {
         }
         closedir(dir)
         rmdir(runtimeDirectory)
-    }
-
-    private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-        pointers.append(nil)
-        defer { for p in pointers { free(p) } }
-        return body(pointers)
     }
 
     // MARK: Stopping on termination signals
