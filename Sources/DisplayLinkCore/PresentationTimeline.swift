@@ -1,15 +1,9 @@
-/// Learns a display's presentation rhythm from the presentation times a source observes, and
-/// predicts when a frame prepared now will be presented.
+/// The newest presentation a source observed: its time, its vblank sequence when the source
+/// reports one, and the refresh period the source advertised. A source's rhythm (period, phase,
+/// presentation depth, targets) is learned from these by its scheduler (`RhythmEstimator` in
+/// FrameSchedulers for Wayland; the KMS schedulers know the period from the mode).
 ///
-/// - ``period``: the median of the recent intervals between presentations (robust to the odd
-///   missed or late frame), divided by the vblank-sequence step when the source has sequences.
-///   Until three intervals are known it is the advertised refresh, or 60 Hz.
-/// - ``predictTarget(now:)``: `latest + depth·period`, moved past `now`, where `depth` is learned
-///   from the frames already presented: how many periods after the newest presentation known at
-///   drawing time the drawn frame appeared. DRM: 1 (the next vblank). weston's headless backend:
-///   2, because it sends the frame callback when it composites and presents 16 ms later.
-///
-/// Pure value type; no clock reads, no allocation after init.
+/// Pure value type; no clock reads, no allocation.
 public struct PresentationTimeline: Sendable {
     /// The newest presentation time observed.
     public private(set) var latest: MonotonicInstant?
@@ -20,83 +14,19 @@ public struct PresentationTimeline: Sendable {
     /// Presentations observed.
     public private(set) var presentationCount = 0
 
-    private var intervals: RecentMedian
-    private var depths: RecentMedian
-
     public init(advertisedPeriod: Nanoseconds = .zero) {
         self.advertisedPeriod = advertisedPeriod
-        intervals = RecentMedian()
-        depths = RecentMedian()
     }
 
-    /// The refresh period: measured when possible, else advertised, else 60 Hz.
-    public var period: Nanoseconds {
-        if intervals.count >= 3 && intervals.median > 0 { return Nanoseconds(intervals.median) }
-        if advertisedPeriod.value > 0 { return advertisedPeriod }
-        return Nanoseconds(16_666_667)
-    }
-
-    /// Whether ``period`` comes from measurements.
-    public var isPeriodMeasured: Bool { intervals.count >= 3 && intervals.median > 0 }
-
-    /// The learned presentation depth in periods (see the type's notes); 1 until learned.
-    public var depth: Int { depths.count == 0 ? 1 : Int(depths.median) }
-
-    /// Records a presentation. Older-than-latest times (reordered feedback) only count for depth.
+    /// Records a presentation. A time not after the latest (reordered feedback) is counted but
+    /// does not replace it; `advertisedRefresh` 0 leaves the advertised period as it is.
     public mutating func recordPresentation(at time: MonotonicInstant, sequence: UInt64? = nil,
                                             advertisedRefresh: Nanoseconds = .zero) {
         if advertisedRefresh.value > 0 { advertisedPeriod = advertisedRefresh }
         presentationCount += 1
-        guard let previous = latest else {
-            latest = time
-            latestSequence = sequence
-            return
-        }
-        guard time > previous else { return }
-        let difference = time.nanoseconds.subtractingReportingOverflow(previous.nanoseconds)
-        guard !difference.overflow else { return }
-        let elapsed = difference.partialValue
-        if let sequence, let previousSequence = latestSequence, sequence > previousSequence {
-            let steps = sequence - previousSequence
-            if steps <= 16 { intervals.append(elapsed / Int64(steps)) }
-        } else if intervals.count < 3 || elapsed / 3 < intervals.median / 2 {
-            // Without sequences, an interval well above the typical one spans missed refreshes:
-            // it says nothing precise about the period.
-            intervals.append(elapsed)
-        }
+        if let previous = latest, time <= previous { return }
         latest = time
         latestSequence = sequence
-    }
-
-    /// Records how a frame drawn when `knownAtDraw` was the newest presentation turned out.
-    public mutating func recordOutcome(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant) {
-        guard let knownAtDraw, presentedAt > knownAtDraw else { return }
-        let p = period.value
-        let elapsed = presentedAt.nanoseconds.subtractingReportingOverflow(knownAtDraw.nanoseconds)
-        guard p > 0, !elapsed.overflow else { return }
-        let periods = elapsed.partialValue / p + (elapsed.partialValue % p >= p - p / 2 ? 1 : 0)
-        depths.append(min(max(periods, 1), 8))
-    }
-
-    /// When a frame prepared now is expected on screen.
-    public func predictTarget(now: MonotonicInstant) -> MonotonicInstant {
-        let p = period
-        guard let latest else { return now + p }
-        var target = latest + p * depth
-        if target <= now {
-            let behind = (now - target).value / p.value + 1
-            target = target + Nanoseconds(behind &* p.value)
-        }
-        return target
-    }
-
-    /// The latest presentation at or before `now` that the rhythm implies (for sources that
-    /// must report a timestamp when no new presentation arrived).
-    public func extrapolatedPresentation(now: MonotonicInstant) -> MonotonicInstant? {
-        guard let latest else { return nil }
-        let p = period.value
-        guard p > 0, now > latest else { return latest }
-        return latest + Nanoseconds(((now - latest).value / p) * p)
     }
 }
 

@@ -192,7 +192,7 @@ public struct WaylandRefreshScheduler: Sendable {
 
     public static let feedbackCapacity = 16
     /// Periods below this (measured from bogus presentation times) are not believed.
-    public static let minimumPeriod = Nanoseconds(500_000)
+    public static let minimumPeriod = RhythmEstimator.minimumPeriod
     /// Presentation times later than their feedback's arrival by more than this are not learned from.
     public static let futureTolerance = Nanoseconds(100_000_000)
     /// Presentation times earlier than their feedback's arrival by more than this are not learned from.
@@ -205,8 +205,10 @@ public struct WaylandRefreshScheduler: Sendable {
     public static let maximumStride = 8
 
     public let configuration: Configuration
-    /// What has been learned about presentation times.
-    public private(set) var timeline: PresentationTimeline
+    /// The rhythm learned from presentations (period, phase, depth, prediction).
+    public private(set) var rhythm: RhythmEstimator
+    /// The newest presentation known, its sequence and the advertised period.
+    public var timeline: PresentationTimeline { rhythm.timeline }
     /// Whether a link wants refreshes.
     public private(set) var isActive = false
     /// Whether the connection failed (nothing more is requested or dispatched).
@@ -236,9 +238,9 @@ public struct WaylandRefreshScheduler: Sendable {
     /// Whether the suspension holds back a start refresh: suspended, and the surface has content.
     private var holdsStartForSuspension: Bool { isSuspended && hasCommittedContent }
     /// Whether the advertised period is no reference (a feedback reported `refresh` 0).
-    public private(set) var isAdvertisedPeriodUnreliable = false
+    public var isAdvertisedPeriodUnreliable: Bool { rhythm.isAdvertisedPeriodUnreliable }
     /// Presentation intervals accepted as periods (see the type's notes).
-    public var measuredIntervalCount: Int { intervals.count }
+    public var measuredIntervalCount: Int { rhythm.measuredIntervalCount }
     /// Whether timed commits were found held and commit timing ended for good (see the type's notes).
     public private(set) var isCommitTimingFallenBack = false
     /// Why commit timing ended (nil while it has not), for the shell's one warning.
@@ -276,16 +278,9 @@ public struct WaylandRefreshScheduler: Sendable {
         return max(0, stride - depth)
     }
     /// The presentation depth learned from presented frames (nil: none presented yet).
-    public var learnedDepth: Int? { depths.count > 0 ? Int(depths.median) : nil }
+    public var learnedDepth: Int? { rhythm.learnedDepth }
 
-    private var intervals = RecentMedian()
-    private var depths = RecentMedian()
-    private var rejectedIntervals = 0
-    /// The newest presentation learned from, its `seq`, and the refresh whose frame it showed
-    /// (nil for a callback arrival standing in for a presentation), for intervals.
-    private var previousPresentation: (time: MonotonicInstant, sequence: UInt64?, refreshIndex: UInt64?)?
     private var lastCallbackArrival: MonotonicInstant?
-    private var callbackInterval: Int64?
     private var resumingFromSuspension = false
 
     private var returningFromStall = false
@@ -349,7 +344,7 @@ public struct WaylandRefreshScheduler: Sendable {
 
     public init(configuration: Configuration = Configuration(), advertisedPeriod: Nanoseconds = .zero) {
         self.configuration = configuration
-        timeline = PresentationTimeline(advertisedPeriod: advertisedPeriod.value > 0 ? advertisedPeriod : .zero)
+        rhythm = RhythmEstimator(advertisedPeriod: advertisedPeriod)
         slots = ContiguousArray(repeating: Slot(), count: WaylandRefreshScheduler.feedbackCapacity)
     }
 
@@ -358,16 +353,10 @@ public struct WaylandRefreshScheduler: Sendable {
     /// The period reported with refreshes and used for targets: measured presentation intervals,
     /// else the last frame-callback interval, else the advertised period, else 60 Hz (see the
     /// type's notes).
-    public var period: Nanoseconds {
-        let minimum = WaylandRefreshScheduler.minimumPeriod.value
-        if intervals.count > 0 && intervals.median >= minimum { return Nanoseconds(intervals.median) }
-        if let callbackInterval, callbackInterval >= minimum { return Nanoseconds(callbackInterval) }
-        if timeline.advertisedPeriod.value >= minimum { return timeline.advertisedPeriod }
-        return Nanoseconds(16_666_667)
-    }
+    public var period: Nanoseconds { rhythm.period }
 
     /// Whether ``period`` rests on at least three measured presentation intervals.
-    public var isPeriodMeasured: Bool { intervals.count >= 3 }
+    public var isPeriodMeasured: Bool { rhythm.isPeriodMeasured }
 
     /// Whether the shell should run its watchdog timer.
     public var wantsWatchdog: Bool { isActive && !isFailed && !isSuspended }
@@ -471,14 +460,8 @@ public struct WaylandRefreshScheduler: Sendable {
     /// about the rhythm is forgotten, and period and phase are learned again from the next
     /// presentations (`advertisedPeriod` 0: unknown).
     public mutating func outputChanged(advertisedPeriod: Nanoseconds) {
-        timeline = PresentationTimeline(advertisedPeriod: advertisedPeriod.value > 0 ? advertisedPeriod : .zero)
-        intervals = RecentMedian()
-        depths = RecentMedian()
-        rejectedIntervals = 0
-        previousPresentation = nil
+        rhythm = RhythmEstimator(advertisedPeriod: advertisedPeriod)
         lastCallbackArrival = nil
-        callbackInterval = nil
-        isAdvertisedPeriodUnreliable = false
         lastDeliveredPresentation = nil
         lastCompositorSequence = nil
         for index in slots.indices { slots[index].knownAtDraw = nil }
@@ -504,7 +487,7 @@ public struct WaylandRefreshScheduler: Sendable {
         callbackArrival = arrival
         if let previous = lastCallbackArrival {
             let (elapsed, overflow) = arrival.nanoseconds.subtractingReportingOverflow(previous.nanoseconds)
-            if !overflow, isAcceptableEarlyInterval(elapsed) { callbackInterval = elapsed }
+            if !overflow { rhythm.callbackIntervalObserved(elapsed) }
         }
         lastCallbackArrival = arrival
     }
@@ -536,12 +519,12 @@ public struct WaylandRefreshScheduler: Sendable {
             lastDeliveredPresentation = latest
             // On a start, the newest presentation may be from long ago (before a pause): the
             // rhythm's latest vblank then says better where the display is.
-            let rhythm = firstAfterStart ? extrapolatedPresentation(at: arrival) : nil
-            if isNew, let latest, isAfterLastTimestamp(latest), rhythm.map({ $0 <= latest }) ?? true {
+            let onRhythm = firstAfterStart ? rhythm.extrapolatedPresentation(at: arrival) : nil
+            if isNew, let latest, isAfterLastTimestamp(latest), onRhythm.map({ $0 <= latest }) ?? true {
                 timestamp = latest
                 provenance = .presentationFeedback
                 compositorSequence = timeline.latestSequence
-            } else if !isNew || firstAfterStart, let estimate = extrapolatedPresentation(at: arrival),
+            } else if !isNew || firstAfterStart, let estimate = rhythm.extrapolatedPresentation(at: arrival),
                       isAfterLastTimestamp(estimate) {
                 // No news since the last refresh (feedback late or lost): the rhythm's latest vblank.
                 timestamp = estimate
@@ -556,15 +539,15 @@ public struct WaylandRefreshScheduler: Sendable {
             }
         } else {
             if !firstAfterStart {
-                timeline.recordPresentation(at: arrival)
-                learnInterval(to: arrival, sequence: nil, refreshIndex: nil)
+                rhythm.recordPresentation(at: arrival, sequence: nil, advertisedRefresh: .zero)
+                rhythm.learnInterval(to: arrival, sequence: nil, refreshIndex: nil)
             }
             timestamp = notBeforeLast(arrival)
         }
 
         var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
         let stride = firstAfterStart ? 1 : self.stride
-        let target = saturatingAdd(predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending),
+        let target = saturatingAdd(rhythm.predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending),
                                    Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride))))
         if let given = compositorSequence, let previous = lastCompositorSequence {
             // The compositor's count wins when it agrees with the time to within one refresh.
@@ -593,13 +576,12 @@ public struct WaylandRefreshScheduler: Sendable {
         feedbackCount += 1
         if entry.refreshIndex == outstandingRequestIndex { outstandingCommitApplied = true }
         let vblank: UInt64? = sequence == 0 ? nil : sequence
-        if advertisedRefresh.value <= 0 { isAdvertisedPeriodUnreliable = true }
+        rhythm.advertisedRefreshReported(advertisedRefresh)
         if isPlausible(time, receivedAt: receivedAt) {
-            timeline.recordPresentation(at: time, sequence: vblank,
-                                        advertisedRefresh: advertisedRefresh.value > 0 ? advertisedRefresh : .zero)
+            rhythm.recordPresentation(at: time, sequence: vblank, advertisedRefresh: advertisedRefresh)
             // A presentation off the rhythm (a stall) says nothing about the depth either.
-            if learnInterval(to: time, sequence: vblank, refreshIndex: entry.refreshIndex, stride: entry.stride) {
-                learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time, extraPeriods: entry.extraPeriods)
+            if rhythm.learnInterval(to: time, sequence: vblank, refreshIndex: entry.refreshIndex, stride: entry.stride) {
+                rhythm.learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time, extraPeriods: entry.extraPeriods)
             }
         }
         return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
@@ -615,101 +597,6 @@ public struct WaylandRefreshScheduler: Sendable {
     }
 
     // MARK: Learning the rhythm
-
-    /// Whether an interval can be a period while fewer than three are known: within 0.75 to 2.25
-    /// advertised periods (no upper bound when the feedback said `refresh` 0: variable refresh).
-    private func isAcceptableEarlyInterval(_ elapsed: Int64) -> Bool {
-        guard elapsed >= WaylandRefreshScheduler.minimumPeriod.value else { return false }
-        let advertised = timeline.advertisedPeriod.value
-        guard advertised >= WaylandRefreshScheduler.minimumPeriod.value else { return true }
-        // With variable refresh the advertised period is the fastest rate's: still a lower bound.
-        guard elapsed >= advertised - advertised / 4 else { return false }
-        return isAdvertisedPeriodUnreliable || elapsed <= advertised * 2 + advertised / 4
-    }
-
-    /// Learns the interval from the previous presentation; returns false when it was rejected
-    /// (off the rhythm), true otherwise (also for the first presentation, or a reordered one).
-    ///
-    /// The span between two presentations is divided by the refreshes it covers: each refresh
-    /// between the two presented ones (a link at a lower rate skipped it, and its empty commit's
-    /// feedback was discarded) came from one frame callback, so one vblank, and the presented
-    /// refresh counts its stride. mutter presents a 30 Hz link's frames 2 vblanks apart on a
-    /// 60 Hz output; taking that span for a period made the period swing between 1 and 2 vblanks.
-    /// The compositor's `seq` step is used instead when it counts at least as many vblanks as
-    /// that (a vertical retrace counter); a smaller step (mutter 48 headless counts its own
-    /// frames, not vblanks) says the `seq` is no such counter, and it is ignored. Either way the
-    /// interval per refresh must pass the same bounds as one measured by time.
-    @discardableResult
-    private mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?, refreshIndex: UInt64?,
-                                        stride: Int = 1) -> Bool {
-        defer {
-            if previousPresentation.map({ time > $0.time }) ?? true {
-                previousPresentation = (time, sequence, refreshIndex)
-            }
-        }
-        guard let previous = previousPresentation, time > previous.time else { return true }
-        let (span, overflow) = time.nanoseconds.subtractingReportingOverflow(previous.time.nanoseconds)
-        guard !overflow else { return false }
-        // Refreshes covered: the skipped ones between (one vblank each) and this one's stride.
-        var refreshes = Int64(max(1, stride))
-        if let refreshIndex, let before = previous.refreshIndex, refreshIndex > before,
-           refreshIndex &- before <= WaylandRefreshScheduler.maximumCountedGap {
-            refreshes += Int64(refreshIndex &- before) - 1
-        }
-        var elapsed = span / refreshes
-        if let sequence, let before = previous.sequence, sequence > before, sequence &- before <= 16,
-           Int64(sequence &- before) >= refreshes {
-            // The compositor counted the vblanks: the interval per vblank.
-            elapsed = span / Int64(sequence &- before)
-        }
-        let accepted: Bool
-        if intervals.count < 3 {
-            accepted = isAcceptableEarlyInterval(elapsed)
-        } else {
-            let median = intervals.median
-            accepted = elapsed >= median - median / 4 && elapsed < median + median / 2
-        }
-        if accepted {
-            intervals.append(elapsed)
-            rejectedIntervals = 0
-        } else if !isWholeMultipleOfReliablePeriod(elapsed) {
-            rejectedIntervals += 1
-            if rejectedIntervals >= 8 && elapsed >= WaylandRefreshScheduler.minimumPeriod.value {
-                // The display's rhythm really changed: measure afresh from here.
-                intervals = RecentMedian()
-                depths = RecentMedian()
-                intervals.append(elapsed)
-                rejectedIntervals = 0
-            }
-        }
-        return accepted
-    }
-
-    /// Gaps between presented refreshes longer than this are not counted (a stall, not skips).
-    static let maximumCountedGap: UInt64 = 16
-
-    /// Whether `elapsed` is 2 or more whole periods (within an eighth of one) of an advertised
-    /// period that the measurement agrees with: missed refreshes (a client slower than the
-    /// display), not a new rhythm, so they do not count towards measuring afresh.
-    private func isWholeMultipleOfReliablePeriod(_ elapsed: Int64) -> Bool {
-        let advertised = timeline.advertisedPeriod.value
-        guard !isAdvertisedPeriodUnreliable, advertised >= WaylandRefreshScheduler.minimumPeriod.value,
-              intervals.count == 0 || abs(intervals.median - advertised) <= advertised / 8 else { return false }
-        let periods = (elapsed + advertised / 2) / advertised
-        return periods >= 2 && abs(elapsed - periods * advertised) <= advertised / 8
-    }
-
-    private mutating func learnDepth(knownAtDraw: MonotonicInstant?, presentedAt: MonotonicInstant, extraPeriods: Int = 0) {
-        guard let knownAtDraw, presentedAt > knownAtDraw else { return }
-        let p = period.value
-        let (span, overflow) = presentedAt.nanoseconds.subtractingReportingOverflow(knownAtDraw.nanoseconds)
-        guard p > 0, !overflow else { return }
-        // A strided frame was timed `extraPeriods` later than the depth puts it.
-        let elapsed = span - p * Int64(extraPeriods)
-        guard elapsed > 0 else { return }
-        let periods = elapsed / p + (elapsed % p >= p - p / 2 ? 1 : 0)
-        depths.append(min(max(periods, 1), 8))
-    }
 
     /// The refresh index the feedback in `slot` reports on (nil when the slot is free).
     public func refreshIndex(ofSlot slot: Int) -> UInt64? {
@@ -919,39 +806,6 @@ public struct WaylandRefreshScheduler: Sendable {
         let periods = UInt64(elapsed / p + (elapsed % p >= p - p / 2 ? 1 : 0))
         let counted = lastSequence &- anchor.sequence
         return periods > counted ? max(1, periods &- counted) : 1
-    }
-
-    /// The latest presentation at or before `now` on the learned rhythm.
-    private func extrapolatedPresentation(at now: MonotonicInstant) -> MonotonicInstant? {
-        guard let latest = timeline.latest else { return nil }
-        let p = period.value
-        let (elapsed, overflow) = now.nanoseconds.subtractingReportingOverflow(latest.nanoseconds)
-        guard !overflow, elapsed > 0 else { return latest }
-        return MonotonicInstant(nanoseconds: latest.nanoseconds &+ (elapsed / p) * p)
-    }
-
-    /// `latest + depth·period`, moved by whole periods past `now` and `timestamp`; the depth is
-    /// the learned one, else `pendingFrames + 1` (at most 3). Without any presentation: the
-    /// floor plus the same number of periods.
-    private func predictTarget(now: MonotonicInstant, timestamp: MonotonicInstant, pendingFrames: Int) -> MonotonicInstant {
-        let p = period
-        let floor = max(now, timestamp)
-        let depth = Int64(learnedDepth ?? min(pendingFrames + 1, 3))
-        let ahead = Nanoseconds(p.value.multipliedReportingOverflow(by: depth).partialValue)
-        guard let latest = timeline.latest else { return saturatingAdd(floor, ahead) }
-        var target = saturatingAdd(latest, ahead)
-        if target <= floor {
-            let (gap, overflow) = floor.nanoseconds.subtractingReportingOverflow(target.nanoseconds)
-            if !overflow {
-                let behind = gap / p.value + 1
-                let (advance, tooFar) = behind.multipliedReportingOverflow(by: p.value)
-                target = tooFar ? saturatingAdd(floor, p) : saturatingAdd(target, Nanoseconds(advance))
-            } else {
-                target = saturatingAdd(floor, p)
-            }
-        }
-        if target <= timestamp { target = saturatingAdd(timestamp, p) }
-        return target
     }
 
     private func saturatingAdd(_ time: MonotonicInstant, _ span: Nanoseconds) -> MonotonicInstant {

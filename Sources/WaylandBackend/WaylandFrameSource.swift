@@ -22,7 +22,7 @@ internal import CWaylandClient
 /// when late feedback turns out earlier than an extrapolated timestamp (see
 /// ``WaylandRefreshScheduler`` for the rules), and every refresh carries a sequence that strictly
 /// increases. `targetTimestamp` comes from the measured period and the learned presentation depth
-/// (``PresentationTimeline``); never from the callback's `ms` argument, which compositors fill
+/// (the scheduler's `RhythmEstimator`); never from the callback's `ms` argument, which compositors fill
 /// inconsistently.
 ///
 /// Newer compositors' timing protocols are used when the connection bound them (each is optional):

@@ -96,7 +96,7 @@ struct WaylandSchedulerTests {
         #expect(script.targets == [2 * ms + Self.period] + (2...31).map { Self.vblank($0) })
         #expect(script.provenances == [.frameCallbackEstimate] + Array(repeating: .presentationFeedback, count: 30))
         #expect(script.sequences == (1...31).map { UInt64($0) })
-        #expect(script.scheduler.timeline.depth == 1)
+        #expect(script.scheduler.learnedDepth == 1)
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
         let core = CoreRun()
         core.run(script.events)
@@ -171,7 +171,7 @@ struct WaylandSchedulerTests {
         #expect(script.provenances.last == .presentationFeedback)
         #expect(Array(script.sequences.suffix(2)) == [8, 9])
         #expect(Array(script.delivered.map(\.refreshIndex).suffix(2)) == [7, 6])
-        #expect(script.scheduler.timeline.depth == 1)
+        #expect(script.scheduler.learnedDepth == 1)
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
     }
 
@@ -268,7 +268,7 @@ struct WaylandSchedulerTests {
         #expect(script.sequences == [1, 2, 3, 4, 5, 6, 8, 9])
         #expect(script.targets == [p] + arrivals.map { $0 + p })
         #expect(script.refreshes.allSatisfy { $0.feedbackSlot == nil && $0.requestsFrameCallback })
-        #expect(script.scheduler.timeline.isPeriodMeasured)
+        #expect(script.scheduler.isPeriodMeasured)
         #expect(script.scheduler.period.value == p)
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
     }

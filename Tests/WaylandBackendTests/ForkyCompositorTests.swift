@@ -157,7 +157,7 @@ struct ForkyCompositorTests {
         let flags = Set(presentedFeedback.compactMap { $0.flags?.rawValue })
         let gaps = zip(presented, presented.dropFirst()).map { Double($1 - $0) / 1e6 }.sorted()
         let median = gaps.isEmpty ? 0 : gaps[gaps.count / 2]
-        print("[\(kind.testDescription)] \(frames.count) callbacks, \(presentedSet.count) presented, \(client.feedback.count - presentedFeedback.count) discarded; estimates at refreshes \(frames.filter { $0.provenance != .presentationFeedback }.map(\.refreshIndex)); sequences \(sequences.prefix(3))…\(sequences.suffix(3)); flags \(flags.sorted()); median gap between presentations \(median) ms; duration \(frames.last?.duration.description ?? "-"); depth \(client.source.timeline.depth); FIFO barriers \(client.source.fifoBarrierCount); timed commits \(client.source.timedCommitCount), fell back \(client.source.isCommitTimingFallenBack)")
+        print("[\(kind.testDescription)] \(frames.count) callbacks, \(presentedSet.count) presented, \(client.feedback.count - presentedFeedback.count) discarded; estimates at refreshes \(frames.filter { $0.provenance != .presentationFeedback }.map(\.refreshIndex)); sequences \(sequences.prefix(3))…\(sequences.suffix(3)); flags \(flags.sorted()); median gap between presentations \(median) ms; duration \(frames.last?.duration.description ?? "-"); depth \(client.source.scheduler.learnedDepth.map(String.init) ?? "-"); FIFO barriers \(client.source.fifoBarrierCount); timed commits \(client.source.timedCommitCount), fell back \(client.source.isCommitTimingFallenBack)")
     }
 
     @Test("weston 16 with timed commits kept: each frame drawn once a presentation is known carries a commit target, and none is presented before it")

@@ -84,7 +84,7 @@ struct WaylandPacingTests {
         if !errors.isEmpty {
             print("[wayland] \(frames.count) callbacks, \(presentedSet.count) presented; duration \(frames.last!.duration); "
                   + "median |target − presented| \(Double(errors[errors.count / 2]) / 1e6) ms; "
-                  + "learned depth \(client.source.timeline.depth)")
+                  + "learned depth \(client.source.scheduler.learnedDepth.map(String.init) ?? "-")")
         }
     }
 
@@ -130,7 +130,7 @@ struct WaylandPacingTests {
             #expect(client.frames[i].delta.value > 0)
         }
         // The period is measured from callback arrivals, not taken from the advertised refresh.
-        #expect(client.source.timeline.isPeriodMeasured)
+        #expect(client.source.scheduler.isPeriodMeasured)
     }
 
     @Test("a link whose target draws nothing keeps ticking on empty commits, one per refresh")
