@@ -6,6 +6,11 @@ public struct DisplayFrame: Sendable, Hashable {
     /// Predicted presentation time of the frame being prepared now (`targetTimestamp`).
     public var targetTimestamp: MonotonicInstant
     /// The current refresh period (`CADisplayLink.duration`), not multiplied by the frame interval.
+    ///
+    /// It is the period the source measures, which is not always the one the display advertises:
+    /// DRM/KMS gives the mode's exact period; a Wayland compositor's presentation cadence is
+    /// learned from its feedback (weston 10 headless advertises 16.7 ms and presents every
+    /// ~25.4 ms, so `duration` is ~25.4 ms there).
     public var duration: Nanoseconds
     /// `timestamp` minus the previous callback's `timestamp`; exactly zero on the first callback
     /// after start or resume (and after a stall under ``DisplayLink/StallPolicy/zeroDelta``).

@@ -31,6 +31,7 @@ public final class DisplayLink {
     public private(set) var frame: DisplayFrame
     public var timestamp: Double { frame.timestamp.seconds }
     public var targetTimestamp: Double { frame.targetTimestamp.seconds }
+    /// The refresh period in seconds, as the source measures it (``DisplayFrame/duration``).
     public var duration: Double { frame.duration.seconds }
     public var deltaTime: Double { frame.delta.seconds }
 
@@ -71,7 +72,22 @@ public final class DisplayLink {
 
     public var stallPolicy: StallPolicy = .zeroDelta
 
-    /// Called with the fate of frames drawn in this link's callbacks, as the source learns it.
+    /// Called with the fate of frames drawn in this link's callbacks, as the source learns it:
+    /// how an app learns when its frames were really shown.
+    ///
+    /// Each ``PresentationFeedback`` names the callback's ``DisplayFrame/refreshIndex`` and says
+    /// whether its frame was presented (and when, with the vblank sequence when known) or
+    /// discarded, next to the ``DisplayFrame/targetTimestamp`` that callback predicted:
+    ///
+    /// ```swift
+    /// link.presentationHandler = { feedback in
+    ///     guard case .presented(let shown, _) = feedback.outcome, let target = feedback.targetTimestamp else { return }
+    ///     stats.record(error: shown - target)   // how far the prediction was off
+    /// }
+    /// ```
+    ///
+    /// It runs on the main actor, usually one or two refreshes after the frame's callback (the
+    /// frames in flight), and only for frames drawn after this link's first callback.
     public var presentationHandler: ((PresentationFeedback) -> Void)?
 
     public private(set) var isValid = true

@@ -36,6 +36,10 @@ public final class RefreshDispatcher {
     private var refreshCount: UInt64 = 0
     private var dispatchDepth = 0
     private var needsCompaction = false
+    /// The target of each recent refresh, at `index % count`, so that feedback can carry the
+    /// target its frame was drawn for. Feedback comes a few refreshes after its frame (the
+    /// frames in flight); 32 covers that with room, and a fixed ring keeps dispatch allocation-free.
+    private var recentTargets = ContiguousArray(repeating: (index: UInt64.max, target: MonotonicInstant.zero), count: 32)
 
     public init() {
         entries.reserveCapacity(8)
@@ -75,6 +79,7 @@ public final class RefreshDispatcher {
             followsStall: event.followsStall,
             index: index
         )
+        recentTargets[Int(index % UInt64(recentTargets.count))] = (index, target)
         dispatchDepth += 1
         let snapshot = entries  // a retain, not a copy, unless a callback changes the links
         for entry in snapshot {
@@ -85,8 +90,15 @@ public final class RefreshDispatcher {
         return index
     }
 
-    /// Forwards a presentation result to every live link.
+    /// Forwards a presentation result to every live link, with the target of the refresh it names
+    /// (``PresentationFeedback/targetTimestamp``) when the source gave none and the refresh is
+    /// recent enough to be remembered.
     public func deliver(_ feedback: PresentationFeedback) {
+        var feedback = feedback
+        if feedback.targetTimestamp == nil {
+            let recent = recentTargets[Int(feedback.refreshIndex % UInt64(recentTargets.count))]
+            if recent.index == feedback.refreshIndex { feedback.targetTimestamp = recent.target }
+        }
         dispatchDepth += 1
         let snapshot = entries
         for entry in snapshot {

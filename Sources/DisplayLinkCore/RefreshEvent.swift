@@ -36,6 +36,12 @@ public struct RefreshEvent: Sendable, Hashable {
 }
 
 /// What became of a frame drawn in a callback, reported by the source when it learns it.
+///
+/// An app receives it through ``DisplayLink/presentationHandler``: whether the frame drawn in the
+/// callback with ``refreshIndex`` was shown, and when (the compositor's presentation time or the
+/// page flip's vblank), next to the ``targetTimestamp`` that callback predicted. It usually comes
+/// one or two refreshes after the frame was drawn, and a frame replaced before it was shown is
+/// reported ``Outcome/discarded``.
 public struct PresentationFeedback: Sendable, Hashable {
     public enum Outcome: Sendable, Hashable {
         /// Shown at this time (`CLOCK_MONOTONIC`), with the vblank sequence if known.
@@ -46,6 +52,11 @@ public struct PresentationFeedback: Sendable, Hashable {
     /// The ``DisplayFrame/refreshIndex`` of the callback in which the frame was drawn.
     public var refreshIndex: UInt64
     public var outcome: Outcome
+    /// The ``DisplayFrame/targetTimestamp`` of the callback in which the frame was drawn: when it
+    /// was predicted to be shown, so that the presentation time minus this is the prediction's
+    /// error. The ``RefreshDispatcher`` fills it in for the recent refreshes it remembers; nil for
+    /// feedback older than that, and in what a source hands to the dispatcher.
+    public var targetTimestamp: MonotonicInstant?
     /// How the frame was presented, when the source says (Wayland `wp_presentation` flags); nil
     /// when unknown (discarded, or a source without flags).
     public var flags: PresentationFlags?
@@ -54,11 +65,12 @@ public struct PresentationFeedback: Sendable, Hashable {
     public var commitTarget: MonotonicInstant?
 
     public init(refreshIndex: UInt64, outcome: Outcome, flags: PresentationFlags? = nil,
-                commitTarget: MonotonicInstant? = nil) {
+                commitTarget: MonotonicInstant? = nil, targetTimestamp: MonotonicInstant? = nil) {
         self.refreshIndex = refreshIndex
         self.outcome = outcome
         self.flags = flags
         self.commitTarget = commitTarget
+        self.targetTimestamp = targetTimestamp
     }
 }
 

@@ -24,7 +24,7 @@ import WaylandBackend
 /// DisplaySurface.runMainLoop()                  // or dispatchMain()
 /// ```
 ///
-/// - The surface is the links' ``FrameSource``: Wayland frame callbacks with presentation
+/// - The surface is the links' `FrameSource`: Wayland frame callbacks with presentation
 ///   feedback, or page-flip events with the vblank's time.
 /// - Threads: ``runMainLoop()`` serves the main queue on the main thread and reads Wayland events
 ///   there (one thread wake-up per batch of events); on Linux `dispatchMain()` serves the main
@@ -237,7 +237,12 @@ public final class DisplaySurface: FrameSource {
             consoleInput = input
             DisplaySurface.log.debug("keys: no terminal on standard input; the console's keyboards through libinput (\(input.keyboards.joined(separator: ", ")))")
         } catch {
-            DisplaySurface.log.debug("keys: no terminal on standard input and no console keyboard: \(error)")
+            // A warning, not a debug line: the program asked for keys (the default) and gets none,
+            // and libinput's own message (e.g. "udev device never initialized") does not say why.
+            DisplaySurface.log.warning("""
+                keys: no terminal on standard input and the console's keyboards cannot be read, so onKey \
+                gets no keys (\(error)); set DisplaySurface.Options.readsConsoleKeys = false if none are needed
+                """)
         }
     }
 

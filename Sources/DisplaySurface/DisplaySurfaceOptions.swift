@@ -99,8 +99,11 @@ extension DisplaySurface {
         /// The Wayland socket: a name in `XDG_RUNTIME_DIR` or an absolute path (nil:
         /// `WAYLAND_DISPLAY`, else `wayland-0`).
         public var waylandSocket: String?
-        /// On DRM/KMS, read keys from the controlling terminal (put in raw mode while the surface
-        /// is open) and report them through ``DisplaySurface/onKey``.
+        /// On DRM/KMS, read keys and report them through ``DisplaySurface/onKey``: from the
+        /// controlling terminal (put in raw mode while the surface is open), or without one (a
+        /// systemd unit) from the console's keyboards through the seat (libinput, which needs udev
+        /// to have seen the devices). When neither can be read, the surface opens all the same and
+        /// logs one warning (`displaylink.surface`); `false` reads no keys and logs nothing.
         public var readsConsoleKeys: Bool
         /// Open fullscreen (Wayland: asked of the compositor before the window is first committed,
         /// so the first frame can already have the output's size; ``width``/``height`` remain the

@@ -12,9 +12,13 @@ extension DisplaySurface {
     /// its close handlers, e.g. a private compositor stopped), then call `handler` with the signal
     /// number, or without one end the process with status 128 + the signal.
     ///
-    /// The signals are handled on the main queue (ignored by the process, read by Dispatch), so a
-    /// signal that arrives while surfaces are still opening is handled once the main queue runs.
-    /// Call it early, before opening surfaces. Calling it again replaces the handler.
+    /// It closes the surfaces open when the signal is handled, whether they were opened before or
+    /// after this call, so call it any time before the main queue runs (`dispatchMain()` or
+    /// ``runMainLoop()``), e.g. right after opening the first surface. The signals are handled on
+    /// the main queue (ignored by the process, read by Dispatch): from this call on, a signal that
+    /// arrives while a surface is still opening waits until the main queue runs. Before this call
+    /// a signal ends the process at once without closing anything (the CRTC is not put back, the
+    /// close handlers do not run). Calling it again replaces the handler.
     public static func installSignalHandlers(then handler: (@MainActor (Int32) -> Void)? = nil) {
         afterSignal = handler
         guard signalSources.isEmpty else { return }

@@ -2,7 +2,9 @@ import DisplayLinkCore
 
 /// One fact about the display a surface is on, for reports and logs.
 public struct EnvironmentEntry: Sendable, Hashable {
-    public enum Value: Sendable, Hashable {
+    /// A fact's value. Its `description` is the value alone, as a person reads it: `weston`,
+    /// `60.0`, `true`, `[wp_presentation 2, xdg_wm_base 6]`, `unknown`.
+    public enum Value: Sendable, Hashable, CustomStringConvertible {
         case string(String)
         case int(Int)
         case number(Double)
@@ -11,6 +13,17 @@ public struct EnvironmentEntry: Sendable, Hashable {
         case list([String])
         /// Not known (e.g. no presentation clock without `wp_presentation`).
         case unknown
+
+        public var description: String {
+            switch self {
+            case .string(let text): text
+            case .int(let value): String(value)
+            case .number(let value): String(value)
+            case .bool(let value): String(value)
+            case .list(let names): "[" + names.joined(separator: ", ") + "]"
+            case .unknown: "unknown"
+            }
+        }
     }
 
     public var key: String

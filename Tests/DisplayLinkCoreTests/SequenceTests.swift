@@ -58,7 +58,7 @@ struct SequenceTests {
         #expect(link.frame.provenance == provenance)
     }
 
-    @Test("presentation feedback ties each drawn frame to its vblank, discarded ones included")
+    @Test("presentation feedback ties each drawn frame to its vblank and its predicted target, discarded ones included")
     func presentationFeedback() {
         let source = MockFrameSource(refreshPeriod: Nanoseconds(10_000_000))
         let recorder = Recorder()
@@ -69,13 +69,40 @@ struct SequenceTests {
         source.discardPresentations(1)
         source.vsync(2)
         #expect(recorder.frames.map(\.refreshIndex) == [0, 1, 2, 3])
+        let ms = { (n: Int64) in MonotonicInstant(nanoseconds: n * 1_000_000) }
         #expect(feedback == [
-            PresentationFeedback(refreshIndex: 0, outcome: .presented(at: MonotonicInstant(nanoseconds: 20_000_000), sequence: 2)),
-            PresentationFeedback(refreshIndex: 1, outcome: .discarded),
-            PresentationFeedback(refreshIndex: 2, outcome: .presented(at: MonotonicInstant(nanoseconds: 40_000_000), sequence: 4)),
+            PresentationFeedback(refreshIndex: 0, outcome: .presented(at: ms(20), sequence: 2), targetTimestamp: ms(20)),
+            PresentationFeedback(refreshIndex: 1, outcome: .discarded, targetTimestamp: ms(30)),
+            PresentationFeedback(refreshIndex: 2, outcome: .presented(at: ms(40), sequence: 4), targetTimestamp: ms(40)),
         ])
         // The prediction made in each callback matches what was presented.
         #expect(recorder.frames[0].targetTimestamp.nanoseconds == 20_000_000)
         #expect(recorder.frames[2].targetTimestamp.nanoseconds == 40_000_000)
     }
+
+    @Test("feedback for a refresh too old to be remembered has no target; a target the source gives is kept")
+    func feedbackTargetWindow() {
+        let source = BareSource()
+        let dispatcher = source.dispatcher
+        let recorder = Recorder()
+        var feedback: [PresentationFeedback] = []
+        let link = DisplayLink.recording(source, into: recorder)
+        link.presentationHandler = { feedback.append($0) }
+        let period = Nanoseconds(10_000_000)
+        for n in 1...40 {
+            dispatcher.dispatch(RefreshEvent(timestamp: MonotonicInstant(nanoseconds: Int64(n) * period.value),
+                                             refreshPeriod: period, provenance: .hardwareVBlank))
+        }
+        let shown = MonotonicInstant(nanoseconds: 500_000_000)
+        dispatcher.deliver(PresentationFeedback(refreshIndex: 39, outcome: .presented(at: shown, sequence: nil)))
+        dispatcher.deliver(PresentationFeedback(refreshIndex: 2, outcome: .presented(at: shown, sequence: nil)))
+        dispatcher.deliver(PresentationFeedback(refreshIndex: 39, outcome: .discarded, targetTimestamp: shown))
+        #expect(feedback.map(\.targetTimestamp) == [recorder.frames[39].targetTimestamp, nil, shown])
+    }
+}
+
+/// A source that dispatches only what a test hands its dispatcher.
+@MainActor
+private final class BareSource: FrameSource {
+    let dispatcher = RefreshDispatcher()
 }
