@@ -54,13 +54,21 @@ test-examples: deps
 	Scripts/vkms-vm run --timeout 600 -- sh -c \
 	  'for run in $(EXAMPLE_RUNS); do Examples/.build/debug/$$run || exit 1; done'
 
-# API documentation: the DocC catalog of DisplayLinkCore (swift-docc-plugin), warnings as errors.
-# Output: .build/plugins/Swift-DocC/outputs/DisplayLinkCore.doccarchive; a static website with
-# DOCC_FLAGS=--transform-for-static-hosting. Needs only Swift (no apt packages).
+# API documentation: the DocC catalog of each public product (swift-docc-plugin), warnings as
+# errors, one archive per module. Output: .build/plugins/Swift-DocC/outputs/<module>.doccarchive;
+# static websites with DOCC_FLAGS=--transform-for-static-hosting. Needs only Swift (no apt packages).
+# One invocation per catalog: the plugin stops at the first catalog with a warning, and every
+# catalog's warnings are wanted in one run; the target fails if any catalog failed.
 .PHONY: docs
 DOCC_FLAGS ?=
+DOC_TARGETS := DisplayLinkCore DisplaySurface Motion DisplayLinkTesting GLESRenderer
 docs:
-	$(SWIFT) package --disable-sandbox generate-documentation --target DisplayLinkCore --warnings-as-errors $(DOCC_FLAGS)
+	@failed=; for target in $(DOC_TARGETS); do \
+	  echo "$(SWIFT) package $(BUILD_FLAGS) --disable-sandbox generate-documentation --target $$target --warnings-as-errors $(DOCC_FLAGS)"; \
+	  $(SWIFT) package $(BUILD_FLAGS) --disable-sandbox generate-documentation --target $$target --warnings-as-errors $(DOCC_FLAGS) \
+	    || failed="$$failed $$target"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "DocC warnings in:$$failed"; exit 1; fi
 
 # The demo: the bounce scene, then the scroll scene (ending mid-scroll, so its screenshot shows
 # the list moving). On a machine without a display each run starts a private headless weston.
@@ -145,6 +153,22 @@ TIMING_SECONDS ?= 5
 bench-pacing: deps
 	$(SWIFT) build -c release --product displaylink-demo
 	@Benchmarks/Scripts/timing-table .build/release/displaylink-demo $(TIMING_SECONDS)
+
+# The demo against what a user would pick instead (issue 26): the bounce scene in GTK 4
+# (Benchmarks/Peers/bounce-gtk4.c: rounded clip + colour nodes, tick callback) and SDL 3
+# (bounce-sdl3.c: SDL_Renderer on GLES 2, vsync, a tinted rounded-square texture), built and run
+# inside the Debian forky root with the demo (release build, its Swift runtime mounted there), so
+# that all draw with the same Mesa 26.1 on one private headless weston 16: 250x250 and 640x480,
+# 60, 2000 and 20000 views, PEERS_SECONDS per run, the demo with and without its HUD. One table:
+# presented rate, CPU per presented frame (the whole process), median and p99 interval, prediction
+# error, callback-to-present, and the demo's ratios to each peer (Benchmarks/Scripts/peers-table;
+# reports and logs in out/bench-peers/). Figures only: fails only when a run itself fails.
+.PHONY: bench-peers
+PEERS_SECONDS ?= 10
+bench-peers: deps
+	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)
+	@# The binary from the build directory BUILD_FLAGS selects (e.g. --scratch-path).
+	@Benchmarks/Scripts/peers-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" $(PEERS_SECONDS)
 
 # DRM figures in the VM (Scripts/vkms-vm), release build, 640x480: on vkms the bounce and scroll
 # scenes with atomic and with legacy KMS (one VM boot), then bounce on bochs (no vblank events:

@@ -9,7 +9,12 @@ public enum DebianRoot: String, Sendable, CaseIterable, CustomStringConvertible 
     case forky
 
     /// The layout number of `Scripts/os-root` for this release (the root's folder is `root-<layout>`).
-    public var layout: Int { 1 }
+    public var layout: Int {
+        switch self {
+        case .trixie: 1
+        case .forky: 2
+        }
+    }
 
     public var description: String {
         switch self {
