@@ -87,15 +87,11 @@ final class DemoRunner {
         var surfaceOptions = DisplaySurface.Options(title: "displaylink-demo", appID: "org.displaylink.demo",
                                                     width: options.size.width, height: options.size.height,
                                                     devicePath: options.device, mode: mode)
-        surfaceOptions.kmsAPI = DisplaySurface.KMSAPI(rawValue: options.kmsAPI.rawValue) ?? .automatic
+        surfaceOptions.kmsAPI = options.kmsAPI
         surfaceOptions.waylandCommitTiming = options.commitTiming
         surfaceOptions.waylandFifo = options.fifo
         surfaceOptions.waylandCommitTimingOnVirtualMonitors = options.commitTimingOnVirtualMonitors
-        switch options.backend {
-        case .auto: surfaceOptions.backend = options.headless ? .wayland : .auto
-        case .wayland: surfaceOptions.backend = .wayland
-        case .drm: surfaceOptions.backend = .drm
-        }
+        surfaceOptions.backend = options.backend == .auto && options.headless ? .wayland : options.backend
         guard options.headless else { return (try DisplaySurface(options: surfaceOptions), false) }
         let weston = try HeadlessWeston(width: Int(max(options.size.width, 640)), height: Int(max(options.size.height, 480)))
         surfaceOptions.waylandSocket = weston.socketPath

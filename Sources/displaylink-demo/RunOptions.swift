@@ -2,13 +2,9 @@ import ArgumentParser
 import DisplaySurface
 import Logging
 
-enum BackendChoice: String, ExpressibleByArgument, CaseIterable {
-    case auto, wayland, drm
-}
-
-enum KMSAPIChoice: String, ExpressibleByArgument, CaseIterable {
-    case automatic, atomic, legacy
-}
+// The library's own choices are the flags' values (by their raw values), so the two cannot drift.
+extension DisplaySurface.BackendChoice: ExpressibleByArgument {}
+extension DisplaySurface.KMSAPI: ExpressibleByArgument {}
 
 struct PixelSize: ExpressibleByArgument {
     var width: Int32
@@ -29,7 +25,7 @@ struct PixelSize: ExpressibleByArgument {
 /// Options every scene takes.
 struct RunOptions: ParsableArguments {
     @Option(help: "Where to display: auto (Wayland if a compositor is reachable, else DRM), wayland or drm.")
-    var backend: BackendChoice = .auto
+    var backend: DisplaySurface.BackendChoice = .auto
 
     @Option(help: "Window or render size as WxH (16…8192 each).")
     var size: PixelSize = PixelSize(width: 640, height: 480)
@@ -82,7 +78,7 @@ struct RunOptions: ParsableArguments {
     var mode: String?
 
     @Option(name: .customLong("kms-api"), help: "KMS API for --backend drm: automatic (atomic when the driver has it, else legacy), atomic or legacy.")
-    var kmsAPI: KMSAPIChoice = .automatic
+    var kmsAPI: DisplaySurface.KMSAPI = .automatic
 
     @Option(name: .customLong("log-level"),
             help: "Print the library's log (displaylink.surface/.wayland/.drm) at this level and above to stderr: trace, debug, info, notice, warning, error or critical. The library logs its decisions at debug (default: nothing printed).")
