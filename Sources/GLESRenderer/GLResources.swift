@@ -43,6 +43,28 @@ struct RectGlyphPrograms {
     }
 }
 
+/// The GPU objects a renderer and its scroll cache both draw with: the rectangle and glyph
+/// programs, the unit quad and the glyph atlas's texture, made once per renderer. Deleted when
+/// the last of them lets go (in the GL context they were made in).
+final class SharedGPUResources {
+    let programs: RectGlyphPrograms
+    let cornerBuffer: GLuint
+    let atlasTexture: GLuint
+
+    init(atlas: GlyphAtlas, dialect: Shaders.Dialect) throws(GLError) {
+        programs = try RectGlyphPrograms(dialect)
+        cornerBuffer = GLResources.makeCornerBuffer()
+        atlasTexture = GLResources.uploadAtlas(atlas)
+    }
+
+    deinit {
+        var cornerBuffer = cornerBuffer, atlasTexture = atlasTexture
+        glDeleteBuffers(1, &cornerBuffer)
+        glDeleteTextures(1, &atlasTexture)
+        programs.delete()
+    }
+}
+
 /// A colour texture and a framebuffer that draws into it (a cached layer's; the scroll cache's
 /// ring and scratch rows), made the first time it is given storage.
 struct RenderTarget {
@@ -162,6 +184,41 @@ enum GLResources {
         }
         glDrawArraysInstanced(GLenum(GL_TRIANGLE_STRIP), 0, 4, GLsizei(count))
         for (location, _, _) in attributes { glVertexAttribDivisor(location, 0) }
+        glDisableVertexAttribArray(0)
+        for (location, _, _) in attributes { glDisableVertexAttribArray(location) }
+    }
+
+    /// The six corners of the two triangles of an expanded (GLES 2) instance.
+    private static let triangleCorners: [(Float, Float)] = [(0, 0), (1, 0), (0, 1), (0, 1), (1, 0), (1, 1)]
+
+    /// Draws `count` instances without instancing (GLES 2): each expanded to six vertices, a
+    /// corner (2 floats) followed by the instance's `floats` floats, in `buffer`. `upload`, when
+    /// given, is expanded into `scratch` (storage reused) and streamed into `buffer` first.
+    /// `attributes` as in ``drawInstanced(count:floats:attributes:cornerBuffer:instanceBuffer:upload:)``.
+    static func drawExpanded(count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], buffer: GLuint,
+                             upload: ContiguousArray<Float>?, scratch: inout ContiguousArray<Float>) {
+        let vertexFloats = 2 + floats
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), buffer)
+        if let data = upload {
+            scratch.removeAll(keepingCapacity: true)
+            for instance in 0..<count {
+                let base = instance * floats
+                for (cx, cy) in triangleCorners {
+                    scratch.append(cx); scratch.append(cy)
+                    for k in 0..<floats { scratch.append(data[base + k]) }
+                }
+            }
+            stream(scratch)
+        }
+        let stride = GLsizei(vertexFloats * 4)
+        glEnableVertexAttribArray(0)
+        glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride, nil)
+        for (location, components, first) in attributes {
+            glEnableVertexAttribArray(location)
+            glVertexAttribPointer(location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
+                                  UnsafeRawPointer(bitPattern: (2 + first) * 4))
+        }
+        glDrawArrays(GLenum(GL_TRIANGLES), 0, GLsizei(count * 6))
         glDisableVertexAttribArray(0)
         for (location, _, _) in attributes { glDisableVertexAttribArray(location) }
     }

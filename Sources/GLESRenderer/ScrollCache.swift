@@ -42,7 +42,7 @@ public final class ScrollCache {
     /// by row (llvmpipe's blit takes its copy path only between formats that differ in nothing
     /// but an unused alpha, and without a flip) instead of sampling it pixel by pixel; and the
     /// same format in both, so that new rows go from the scratch texture into the ring by that
-    /// copy path too (row by row: see prepare(width:height:)). The scratch
+    /// copy path too (row by row: see updateRing(width:height:)). The scratch
     /// texture has a depth buffer it never uses, only so that llvmpipe rasterises into it as
     /// into a window (see ``RenderTarget/allocate(width:height:formats:depth:)``): without one,
     /// its scissored clears of a BGRA texture round differently from those of the window.
@@ -63,10 +63,12 @@ public final class ScrollCache {
     /// Instances translated into the ring for one strip (reused).
     private var strip = ContiguousArray<Float>()
 
+    /// The renderer's programs, quad and atlas texture: the rows are drawn as its layers are.
+    private let shared: SharedGPUResources
     private let programs: RectGlyphPrograms
     private let cornerBuffer: GLuint
-    private var instanceBuffer: GLuint = 0
     private let atlasTexture: GLuint
+    private var instanceBuffer: GLuint = 0
     private var ring = RenderTarget()
     private var ringWidth: Int32 = 0
     private var ringHeight: Int32 = 0
@@ -81,14 +83,11 @@ public final class ScrollCache {
         guard renderer.usesInstancing else { return nil }
         atlas = renderer.atlas
         self.clip = clip
-        do {
-            programs = try RectGlyphPrograms(.es300)
-        } catch {
-            return nil
-        }
-        cornerBuffer = GLResources.makeCornerBuffer()
+        shared = renderer.shared
+        programs = shared.programs
+        cornerBuffer = shared.cornerBuffer
+        atlasTexture = shared.atlasTexture
         glGenBuffers(1, &instanceBuffer)
-        atlasTexture = GLResources.uploadAtlas(atlas)
         guard resizeRing(), glGetError() == GL_NO_ERROR else {
             release()
             return nil
@@ -99,13 +98,9 @@ public final class ScrollCache {
     deinit { release() }
 
     private func release() {
-        var cornerBuffer = cornerBuffer, atlasTexture = atlasTexture
-        glDeleteBuffers(1, &cornerBuffer)
         glDeleteBuffers(1, &instanceBuffer)
-        glDeleteTextures(1, &atlasTexture)
         ring.delete()
         scratch.delete()
-        programs.delete()
     }
 
     /// The clip in whole pixels as the renderer scissors a layer's clip: (x, y, width, height).
@@ -154,10 +149,8 @@ public final class ScrollCache {
     /// ``Renderer/addRect(_:_:color:cornerRadius:)``).
     public func addRect(_ rect: Rect, color: RGBA, cornerRadius: Float = 0) {
         guard shows(rect.x, rect.y, rect.width, rect.height) else { return }
-        rects.append(rect.x - Float(pixelClip.0)); rects.append(rect.y - Float(pixelClip.1) + Float(offset))
-        rects.append(rect.width); rects.append(rect.height)
-        rects.append(color.r); rects.append(color.g); rects.append(color.b); rects.append(color.a)
-        rects.append(cornerRadius)
+        InstanceEncoder.appendRect(x: rect.x - Float(pixelClip.0), y: rect.y - Float(pixelClip.1) + Float(offset),
+                                   width: rect.width, height: rect.height, color: color, cornerRadius: cornerRadius, to: &rects)
     }
 
     /// ASCII text, in screen pixels at this frame's offset (as
@@ -165,31 +158,18 @@ public final class ScrollCache {
     @discardableResult
     public func addText<C: Collection>(_ text: C, x: Float, baseline: Float, face: Int, color: RGBA) -> Float
         where C.Element == UInt8 {
-        var pen = x
-        let f = atlas.faces[face]
         let dx = Float(pixelClip.0), dy = Float(offset) - Float(pixelClip.1)
-        for byte in text {
-            let g = f.glyph(byte)
-            let gx = pen + Float(g.bearingX), gy = baseline - Float(g.bearingY)
-            let w = Float(g.width), h = Float(g.height)
-            if g.width > 0 && g.height > 0 && shows(gx, gy, w, h) {
-                glyphs.append(gx - dx); glyphs.append(gy + dy); glyphs.append(w); glyphs.append(h)
-                glyphs.append(color.r); glyphs.append(color.g); glyphs.append(color.b); glyphs.append(color.a)
-                glyphs.append(Float(g.atlasX)); glyphs.append(Float(g.atlasY)); glyphs.append(w); glyphs.append(h)
-            }
-            pen += Float(g.advance)
+        return InstanceEncoder.layOutText(text, face: atlas.faces[face], x: x, baseline: baseline) { glyph, gx, gy, w, h in
+            guard shows(gx, gy, w, h) else { return }
+            InstanceEncoder.appendGlyph(glyph, x: gx - dx, y: gy + dy, color: color, to: &glyphs)
         }
-        return pen - x
     }
 
     // MARK: Called by the renderer's endFrame
 
-    /// Content rows [lo, hi) to redraw, at most two runs (reused).
-    private var runs: [(Int, Int)] = [(0, 0), (0, 0)]
-
     /// Brings the ring up to this frame's contents; returns the screen region whose pixels change
     /// (nil: none). Leaves the framebuffer bindings as it found them.
-    func prepare(width: Int32, height: Int32) -> Renderer.Bounds? {
+    func updateRing(width: Int32, height: Int32) -> Bounds? {
         guard !applied else { return nil }
         applied = true
         let (cx, cy, w, h) = pixelClip
@@ -208,29 +188,9 @@ public final class ScrollCache {
             ringOffset = nil
             return nil
         }
-        let window = (offset, offset + Int(h))
-        var count = 0
-        if let old = ringOffset, ringClear == clearColor, abs(old - offset) < Int(h) {
-            // Rows scrolled in, then rows whose contents differ.
-            if offset > old { runs[0] = (old + Int(h), offset + Int(h)); count = 1 }
-            if offset < old { runs[0] = (offset, old); count = 1 }
-            var lo = Float.infinity, hi = -Float.infinity
-            let rows = (Float(window.0), Float(window.1))
-            ScrollCache.changedRows(rects, ringRects, stride: ScrollCache.rectFloats, within: rows, &lo, &hi)
-            ScrollCache.changedRows(glyphs, ringGlyphs, stride: ScrollCache.glyphFloats, within: rows, &lo, &hi)
-            if lo < hi {
-                let run = (max(window.0, Int(lo.rounded(.down))), min(window.1, Int(hi.rounded(.up))))
-                if run.0 < run.1 {
-                    if count == 1, run.0 <= runs[0].1, run.1 >= runs[0].0 {
-                        runs[0] = (min(run.0, runs[0].0), max(run.1, runs[0].1))
-                    } else {
-                        runs[count] = run; count += 1
-                    }
-                }
-            }
-        } else {
-            runs[0] = window; count = 1
-        }
+        let runs = ScrollRowDiff.rowsToRedraw(offset: offset, height: Int(h), ringOffset: ringClear == clearColor ? ringOffset : nil,
+                                              rects: rects, ringRects: ringRects, glyphs: glyphs, ringGlyphs: ringGlyphs)
+        let count = runs.count
         let moved = ringOffset != offset
         ringOffset = offset
         ringClear = clearColor
@@ -259,7 +219,7 @@ public final class ScrollCache {
                     let end = min(runs[k].1, base + Int(h))
                     let r0 = Int32(y - base), r1 = Int32(end - base)
                     let t0 = Int32(y - offset) + cy
-                    // Mirrored, as the ring is stored top row first (see draw(region:height:)),
+                    // Mirrored, as the ring is stored top row first (see copyWindow(into:height:)),
                     // and the scratch texture bottom row first: one blit per row, as a mirrored
                     // blit between two textures is a flip for the driver, which llvmpipe does by
                     // sampling every pixel with a shader; a one-row blit is a straight copy
@@ -276,7 +236,7 @@ public final class ScrollCache {
             glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), GLuint(readFramebuffer))
         }
         // The ring holds this frame's contents now: begin() makes them the reference (a swap).
-        var changed = Renderer.Bounds()
+        var changed = Bounds()
         if moved {
             changed.add(Float(cx), Float(cy), Float(w), Float(h))
         } else if rowsDrawn > 0 {
@@ -291,8 +251,8 @@ public final class ScrollCache {
     /// renderer's ``Renderer/warmUp(partialRedraws:)`` calls it before its own frames): rows brought in at the
     /// bottom and at the top as strips (scissored clears and draws into the scratch texture, row
     /// copies into the ring, split where it wraps), and the window copied onto the screen in two
-    /// pieces. Drivers build code for each state they meet: under emulation llvmpipe took
-    /// 120-190 ms for each of the strips' variants, in the first frames that scrolled a pixel.
+    /// pieces. Drivers build code for each state they meet, which would otherwise stall the
+    /// first frames that scroll a pixel.
     /// Draws into the current framebuffer (a warm-up frame, never presented), then leaves the
     /// cache as it found it, holding nothing, so that the next frame draws the whole window.
     func warmUp(width: Int32, height: Int32) {
@@ -312,9 +272,9 @@ public final class ScrollCache {
             ringOffset = start + from
             ringClear = clearColor
             applied = false
-            _ = prepare(width: width, height: height)
+            _ = updateRing(width: width, height: height)
             let (cx, cy, w, ch) = pixelClip
-            draw(region: (cx, cy, cx + w, cy + ch), height: height)
+            copyWindow(into: (cx, cy, cx + w, cy + ch), height: height)
         }
         crossEdges(width: width, height: height)
         rects = contentRects
@@ -328,8 +288,9 @@ public final class ScrollCache {
 
     /// Draws a rectangle and a glyph across each edge of the scratch texture, as the rows of a
     /// list that fills the window are drawn half scrolled out at the top or bottom: the driver
-    /// clips those with code of its own (its draw module builds a clipping variant of each of this
-    /// cache's programs, which the renderer's warm-up, drawing with its own programs, does not).
+    /// clips those with code of its own, and builds it for this target too (the renderer's warm-up
+    /// draws into the window, never into the scratch texture's format; llvmpipe keys its shader
+    /// variants on the target's format as well as the program).
     private func crossEdges(width: Int32, height: Int32) {
         guard scratchWidth > 0 else { return }
         var drawFramebuffer: GLint = 0, readFramebuffer: GLint = 0
@@ -347,7 +308,7 @@ public final class ScrollCache {
         strip.removeAll(keepingCapacity: true)
         for (x, y) in places { strip.append(contentsOf: [x, y, 20, 20, 0.5, 0, 0, 0.5, 4]) }
         programs.rect.use(viewport: (w, h), depth: (0, 0))
-        draw(floats: ScrollCache.rectFloats, attributes: RectGlyphPrograms.rectAttributes)
+        drawGathered(floats: ScrollCache.rectFloats, attributes: RectGlyphPrograms.rectAttributes)
         let g = atlas.faces[0].glyph(UInt8(ascii: "W"))
         if g.width > 0 && g.height > 0 {
             let gw = Float(g.width), gh = Float(g.height)
@@ -357,7 +318,7 @@ public final class ScrollCache {
             }
             programs.useGlyphs(viewport: (w, h), depth: (0, 0), atlasSize: (Float(atlas.width), Float(atlas.height)),
                                atlasTexture: atlasTexture)
-            draw(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
+            drawGathered(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
         glBindFramebuffer(GLenum(GL_DRAW_FRAMEBUFFER), GLuint(drawFramebuffer))
@@ -366,47 +327,6 @@ public final class ScrollCache {
 
     private static func floorDiv(_ a: Int, _ b: Int) -> Int {
         a >= 0 ? a / b : -((-a + b - 1) / b)
-    }
-
-    /// The content rows (min y, max y) within `window` (content rows [window.0, window.1)) of the
-    /// instances of `current` and `previous` not matched in the other, matching in order (each
-    /// match after the one before, as a list's rows are).
-    ///
-    /// Each instance is cut to the window before it counts: one that left the window (scrolled
-    /// out at the top, or no longer shown by the clip) changes no row the ring holds. Counted
-    /// whole, a piece of a row leaving at the top and a row entering at the bottom made one run
-    /// over the whole window, and every frame of a fast scroll redrew every row (in qemu without
-    /// KVM 150-300 ms a frame, so the next frame scrolled further still).
-    private static func changedRows(_ current: ContiguousArray<Float>, _ previous: ContiguousArray<Float>, stride: Int,
-                                    within window: (Float, Float), _ lo: inout Float, _ hi: inout Float) {
-        current.withUnsafeBufferPointer { c in
-            previous.withUnsafeBufferPointer { p in
-                let n = c.count / stride, m = p.count / stride
-                func note(_ b: UnsafeBufferPointer<Float>, _ i: Int) {
-                    let top = b[i * stride + 1], bottom = top + b[i * stride + 3]
-                    guard bottom > window.0, top < window.1 else { return }
-                    lo = min(lo, max(top, window.0)); hi = max(hi, min(bottom, window.1))
-                }
-                var cursor = 0
-                for i in 0..<n {
-                    var j = cursor
-                    var found = false
-                    while j < m {
-                        var equal = true
-                        for k in 0..<stride where c[i * stride + k] != p[j * stride + k] { equal = false; break }
-                        if equal { found = true; break }
-                        j += 1
-                    }
-                    if found {
-                        for skipped in cursor..<j { note(p, skipped) }
-                        cursor = j + 1
-                    } else {
-                        note(c, i)
-                    }
-                }
-                for skipped in cursor..<m { note(p, skipped) }
-            }
-        }
     }
 
     /// Clears (within the scissor) and draws every instance that reaches content rows [from, to),
@@ -419,12 +339,12 @@ public final class ScrollCache {
         let shift = Float(offset) - Float(screenTop), dx = Float(pixelClip.0), y0 = Float(from), y1 = Float(to)
         if gather(rects, stride: ScrollCache.rectFloats, dx: dx, shift: shift, y0, y1) > 0 {
             programs.rect.use(viewport: (Float(scratchWidth), Float(scratchHeight)), depth: (0, 0))
-            draw(floats: ScrollCache.rectFloats, attributes: RectGlyphPrograms.rectAttributes)
+            drawGathered(floats: ScrollCache.rectFloats, attributes: RectGlyphPrograms.rectAttributes)
         }
         if gather(glyphs, stride: ScrollCache.glyphFloats, dx: dx, shift: shift, y0, y1) > 0 {
             programs.useGlyphs(viewport: (Float(scratchWidth), Float(scratchHeight)), depth: (0, 0),
                                atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
-            draw(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
+            drawGathered(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
         }
     }
 
@@ -443,7 +363,8 @@ public final class ScrollCache {
         return strip.count / stride
     }
 
-    private func draw(floats: Int, attributes: [(GLuint, GLint, Int)]) {
+    /// Draws the instances ``gather(_:stride:dx:shift:_:_:)`` put in ``strip``.
+    private func drawGathered(floats: Int, attributes: [(GLuint, GLint, Int)]) {
         GLResources.drawInstanced(count: strip.count / floats, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
                                   instanceBuffer: instanceBuffer, upload: strip)
     }
@@ -453,7 +374,7 @@ public final class ScrollCache {
     /// copied onto the clip, and only the rest of the region is cleared (its colour; the depth
     /// buffer, when in `mask`, everywhere). A software rasteriser clears a scissored region by
     /// shading it, so the clip is not cleared only to be copied over.
-    func clear(_ mask: GLbitfield, region: (Int32, Int32, Int32, Int32), partial: Bool, height: Int32) {
+    func clearCopyingWindow(_ mask: GLbitfield, region: (Int32, Int32, Int32, Int32), partial: Bool, height: Int32) {
         let (cx, cy, w, h) = pixelClip
         let x0 = max(region.0, cx), x1 = min(region.2, cx + w), y0 = max(region.1, cy), y1 = min(region.3, cy + h)
         guard ringOffset != nil, ringWidth > 0, ringHeight > 0, x0 < x1, y0 < y1 else {
@@ -476,7 +397,7 @@ public final class ScrollCache {
             clearColour(region.0, y0, x0, y1)
             clearColour(x1, y0, region.2, y1)
         }
-        draw(region: (x0, y0, x1, y1), height: height)
+        copyWindow(into: (x0, y0, x1, y1), height: height)
     }
 
     /// Copies the window onto the screen within `region` (pixels, top-left origin: x0 y0 x1 y1,
@@ -486,7 +407,7 @@ public final class ScrollCache {
     /// bottom first in GL's terms), so this blit, mirrored in GL's terms, is a straight copy for
     /// the driver: llvmpipe then copies rows with memcpy instead of sampling every pixel with a
     /// shader (its copy path takes no flip). The rows come into the ring by mirrored blits too.
-    private func draw(region: (Int32, Int32, Int32, Int32), height: Int32) {
+    private func copyWindow(into region: (Int32, Int32, Int32, Int32), height: Int32) {
         guard let ringOffset else { return }
         let (cx, cy, _, h) = pixelClip
         let x0 = region.0, x1 = region.2
@@ -508,3 +429,8 @@ public final class ScrollCache {
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), GLuint(readFramebuffer))
     }
 }
+
+// Measured (llvmpipe under qemu TCG): each of the strips' variants takes 120-190 ms to build the
+// first time, in the first frames that scroll a pixel. Instances counted whole instead of cut to
+// the window (ScrollRowDiff.changedRows) make every frame of a fast scroll redraw every row,
+// 150-300 ms a frame, so that the next frame scrolls further still.

@@ -1,0 +1,80 @@
+internal import CGLES
+
+/// One of a ``Renderer``'s layers: this frame's instances and the previous frame's (to tell what
+/// changed), the GPU buffers that hold them, and the layer's drawing state.
+struct RendererLayer {
+    var clip: Rect?
+    var rects = ContiguousArray<Float>()
+    var glyphs = ContiguousArray<Float>()
+    var previousRects = ContiguousArray<Float>()
+    var previousGlyphs = ContiguousArray<Float>()
+    var bounds = Bounds()
+    var previousBounds = Bounds()
+    /// The summed area of the rectangles (pixels; overlaps counted each time).
+    var area: Float = 0
+    var rectBuffer: GLuint = 0
+    var glyphBuffer: GLuint = 0
+    /// The insides of the opaque rectangles, last added first: x y w h r g b index.
+    var opaque = ContiguousArray<Float>()
+    var opaqueBuffer: GLuint = 0
+    /// Whether this frame's contents differ from the previous frame's.
+    var rectsChanged = true
+    var glyphsChanged = true
+    /// Whether the GPU buffers still hold older contents (a change not drawn yet).
+    var rectsStale = true
+    var glyphsStale = true
+    var opaqueStale = true
+    /// The index of the layer's first instance in this frame's drawing order (its depth).
+    var depthBase = 0
+    /// The rectangles drawn this frame: those not wholly hidden behind nearer opaque insides
+    /// (see ``Renderer/cullHidden()``), in order; and the last frame's, which the GPU buffers hold.
+    var visible = ContiguousArray<Float>()
+    var previousVisible = ContiguousArray<Float>()
+    /// Kept from frame to frame until its owner clears it (see ``Renderer/setRetained(_:_:)``).
+    var retained = false
+    /// Drawn into a texture of its own when it changes, composited from it (``Renderer/setCached(_:_:)``).
+    var cached = false
+    /// The cached layer's texture and framebuffer (not made until needed), the size they were
+    /// made at, and whether the texture holds the layer's current contents.
+    var cache = RenderTarget()
+    var cacheSize: (Int32, Int32) = (0, 0)
+    var cacheValid = false
+
+    /// This frame's contents become the reference for the next frame's change check; the old
+    /// reference's storage is reused for the next frame (no allocation). A retained layer keeps
+    /// its contents, so they are copied (only when they changed) instead of swapped.
+    mutating func keepAsPrevious(changed: Bool) {
+        if retained {
+            if changed {
+                previousRects.removeAll(keepingCapacity: true)
+                previousRects.append(contentsOf: rects)
+                previousGlyphs.removeAll(keepingCapacity: true)
+                previousGlyphs.append(contentsOf: glyphs)
+            }
+        } else {
+            swap(&rects, &previousRects)
+            swap(&glyphs, &previousGlyphs)
+        }
+        previousBounds = bounds
+    }
+
+    /// What was drawn this frame is what the GPU buffers hold now (storage reused).
+    mutating func keepVisibleAsPrevious() {
+        swap(&visible, &previousVisible)
+    }
+
+    mutating func clear() {
+        area = 0
+        rects.removeAll(keepingCapacity: true)
+        glyphs.removeAll(keepingCapacity: true)
+        bounds = Bounds()
+    }
+
+    /// Empty now and in the reference: the next frame sees no change here.
+    mutating func reset() {
+        clear()
+        previousRects.removeAll(keepingCapacity: true)
+        previousGlyphs.removeAll(keepingCapacity: true)
+        previousBounds = Bounds()
+    }
+}
