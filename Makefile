@@ -61,7 +61,7 @@ test-examples: deps
 # catalog's warnings are wanted in one run; the target fails if any catalog failed.
 .PHONY: docs
 DOCC_FLAGS ?=
-DOC_TARGETS := DisplayLinkCore DisplaySurface Motion DisplayLinkTesting GLESRenderer
+DOC_TARGETS := DisplayLinkCore DisplaySurface Motion DisplayLinkTesting GLESRenderer FrameSchedulers
 docs:
 	@failed=; for target in $(DOC_TARGETS); do \
 	  echo "$(SWIFT) package $(BUILD_FLAGS) --disable-sandbox generate-documentation --target $$target --warnings-as-errors $(DOCC_FLAGS)"; \

@@ -35,6 +35,8 @@ public struct FlipPipeline: Sendable {
 
     /// A frame was presented `renderTime` after its callback began.
     /// - Parameters:
+    ///   - renderTime: from the callback's start to the frame's submission.
+    ///   - period: the display's refresh period.
     ///   - flipPending: an earlier frame's flip has not completed yet.
     ///   - missedItsVblank: the vblank after the callback's has already passed.
     public mutating func framePresented(renderTime: Nanoseconds, period: Nanoseconds, flipPending: Bool,

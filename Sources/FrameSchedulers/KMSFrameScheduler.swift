@@ -128,8 +128,11 @@ public struct KMSFrameScheduler: Sendable {
     // MARK: Demand
 
     /// Refreshes are wanted (again): start, or restart, the rhythm.
-    /// - Parameter currentVblank: before the mode is set, the CRTC's current vblank if the kernel
-    ///   gave one (the CRTC is running); nil: it is off, the first callback is an estimate.
+    /// - Parameters:
+    ///   - now: the time of the request.
+    ///   - refreshIndex: the index the dispatcher gives the next refresh.
+    ///   - currentVblank: before the mode is set, the CRTC's current vblank if the kernel
+    ///     gave one (the CRTC is running); nil: it is off, the first callback is an estimate.
     public mutating func start(now: MonotonicInstant, refreshIndex: UInt64,
                                currentVblank: (sequence: UInt64, time: MonotonicInstant)? = nil) -> StartAction {
         guard !hasFailed, !isWaitingForEvent else { return .none }
@@ -326,7 +329,7 @@ public struct KMSFrameScheduler: Sendable {
 
     /// The session came back after a pause (another VT had the display; events from before may
     /// have been lost): forget the frames on their way and any event waited for; the shell has
-    /// set the mode again with the frame last shown. The next ``start(now:refreshIndex:)``
+    /// set the mode again with the frame last shown. The next `start(now:refreshIndex:currentVblank:)`
     /// queues a vblank event whose callback is a restart (`followsStall`: the resume's zero
     /// delta, the kernel's sequence taken up again without invented misses). Lateness learned
     /// before stays. Before the first mode set there is nothing to forget: the next frame sets it.

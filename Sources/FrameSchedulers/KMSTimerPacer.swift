@@ -9,7 +9,7 @@ import DisplayLinkCore
 ///   and the anchor the time of the first start. A refresh's `timestamp` is its tick's time (from
 ///   the schedule, not from when the timer happened to wake), `sequence` is nil (there is no
 ///   vblank counter: the core counts refreshes from the timestamps), provenance
-///   ``TimestampProvenance/timerFallback``: never hardware vblank.
+///   `TimestampProvenance.timerFallback`: never hardware vblank.
 /// - At most one callback per tick: a timer that wakes early (before the next tick) asks to be
 ///   armed again for it; one that wakes late jumps to the newest tick passed (the ticks in
 ///   between are missed, as the timestamps show).
@@ -72,7 +72,9 @@ public struct KMSTimerPacer: Sendable {
     /// The refresh of the last dispatched callback.
     private var callbackRefresh: UInt64 = 0
 
-    /// - Parameter modeSet: the mode is already set (pacing switched to the timer mid-run).
+    /// - Parameters:
+    ///   - period: the mode's exact refresh period (at least 1 ns).
+    ///   - modeSet: the mode is already set (pacing switched to the timer mid-run).
     public init(period: Nanoseconds, modeSet: Bool = false) {
         self.period = Nanoseconds(max(1, period.value))
         isModeSet = modeSet

@@ -5,137 +5,20 @@ import DisplayLinkCore
 /// requests out. The shell (`WaylandFrameSource`) makes the C calls, reads the clock, converts
 /// presentation times to `CLOCK_MONOTONIC`, runs the timer, and feeds this type.
 ///
-/// Each refresh's timestamp is, in order of preference:
-/// 1. the newest presentation time reported since the last refresh (``TimestampProvenance/presentationFeedback``),
-///    when it is later than the previous refresh's timestamp;
-/// 2. when nothing was reported since the last refresh (feedback late or lost): the latest
-///    presentation the rhythm implies at the callback's arrival
-///    (``TimestampProvenance/frameCallbackEstimate``), when later than the previous timestamp;
-/// 3. when a presentation was reported but is not later than the previous timestamp (an
-///    extrapolation overshot it): half a period after the previous timestamp (at most the
-///    arrival), so the presentation reported next is later again and stamps the refresh after;
-///    extrapolating here instead would stay one step ahead of the feedback for good;
-/// 4. without `wp_presentation`, or before any presentation: the callback's arrival time;
-/// on a start (after a pause), the rhythm's latest vblank is preferred to an older presentation;
-/// never earlier than 1 ns after the previous timestamp.
-///
-/// So timestamps strictly increase, even when a presentation arrives that is earlier than a
-/// timestamp already extrapolated, or the compositor reports times out of order.
-///
-/// Sequences: every refresh carries one, in a single space owned by this scheduler (strictly
-/// increasing, starting at 1). A refresh stamped with a presentation whose compositor `seq` is
-/// known advances by the compositor's step from the previous such refresh when that step agrees
-/// with the time that passed to within one refresh; otherwise (no `seq`, `seq` 0, backwards, wrapped or
-/// jumping) the step is counted from the timestamps once the period is measured, else 1.
-/// Before the period is measured, counting from timestamps would invent missed frames (weston
-/// headless advertises 16.7 ms and presents every ~25 ms).
-///
-/// `targetTimestamp`: the newest presentation plus the presentation depth in periods, moved past
-/// both the arrival and the timestamp (so `targetTimestamp > timestamp`). The depth is learned
-/// from each presented frame (how many periods after the newest presentation known when it was
-/// drawn it appeared); before the first such frame it is the number of frames drawn but not yet
-/// presented plus one (at most 3), so the third frame is already on the rhythm (weston's
-/// headless backend: depth 2; mutter: 1).
-///
-/// The period (start-up convergence): the median of the presentation intervals accepted so far,
-/// from the first one on (divided by the compositor's `seq` step when it has one). Without a
-/// `seq`, an interval is accepted while fewer than three are known when it lies within 0.75 to
-/// 2.25 advertised periods (mutter presents at once when idle, off any grid, and a start-up stall
-/// is no period; weston headless advertises 16.7 ms and presents every ~25 ms), later within 0.75
-/// to 1.5 of the median (longer ones span missed refreshes); eight rejections in a row start the
-/// measurement afresh (the display really changed). Before any presentation interval, the interval
-/// between the last two frame callbacks (same bounds), else the advertised period. A feedback
-/// `refresh` of 0 (presentation-time v2: variable refresh) makes the advertised period no
-/// reference: the period comes from measurement only. A change of output or mode
-/// (``outputChanged(advertisedPeriod:)``) forgets everything learned, so period and phase are
-/// learned again from the next presentations.
-///
-/// Commit timing (``Configuration/usesCommitTiming``): each refresh after the first presentation carries a
-/// ``Refresh/commitTarget`` half a period before its target: on a vblank grid any time in
-/// (V − p, V] is presented at V, so the frame is not shown before the vblank it was computed for,
-/// and jitter of up to half a period either way does not push it to the next one.
-///
-/// Held timed commits (``Configuration/fallsBackFromHeldCommits``): a compositor may hold a timed
-/// commit until something else repaints its output, and everything the surface commits after it
-/// waits behind it, so the link would freeze. mutter 48 and 50 headless do: a timed commit made
-/// while nothing else repaints is never applied (their frame clocks schedule no frame for it);
-/// mutter 48 lets it through when a commit due at once comes behind it, mutter 50 only when a
-/// commit timed in the future does (it schedules the frame clock, and that frame applies every
-/// commit whose target it has reached). Lateness alone is no evidence: a loaded host makes an
-/// honouring compositor, or this client, late by many periods. So the rule asks the compositor:
-/// 1. when a timed commit's frame callback is outstanding `heldCommitPeriods` periods past its
-///    target `T`, with nothing (callback, feedback, refresh) for as long, ``heldCommitCheck(at:)``
-///    answers ``HeldCommitAction/probe``: the shell sends `wl_display.sync`;
-/// 2. its answer (``compositorAnswered(at:)``) at `A` shows that the compositor reads our
-///    requests, the timed commit among them; a compositor that was only busy applies the late
-///    commit then and presents it at its next repaint, so the rule waits ``heldCommitProbeGap``
-///    periods and probes again (``heldCommitCheckTime`` is `A` plus that);
-/// 3. if the second answer comes and that callback is still outstanding, the compositor holds
-///    timed commits: commit timing ends for good (``isCommitTimingFallenBack``), and the answer is
-///    ``HeldCommitAction/fallBack(release:)``: one empty commit timed one period ahead, which lets
-///    the held frame through on mutter 48 and 50 alike and is harmless where targets are honoured
-///    (applied a period later, with untimed commits after it). The refresh after it follows a
-///    stall. The release is a timed commit too, and mutter 50 sometimes holds it (the held frame
-///    comes through, the next one waits behind the release): until a callback asked for after
-///    the release comes, the rule watches the release's target the same way and releases again.
-/// Events come in order, so a callback sent before a probe's answer has been handled when the
-/// answer is; any callback resets the rule. Feedback for the held commit's frame (presented or
-/// discarded) shows it was applied, so not held; and the rule does not apply while the surface is
-/// on no output (``surfaceLeftAllOutputs(_:)``): weston 16, which has no `suspended` state, and
-/// mutter 50 send `wl_surface.leave` when the window is minimised, and weston then sends no
-/// callback (nor, until a later commit replaces it, feedback), so commit timing stays in use. Frames flow again within `heldCommitPeriods` plus
-/// ``heldCommitProbeGap`` periods plus two round trips of the target; a compositor that answers
-/// nothing (stopped, or starved) is an ordinary stall, and timed commits stay in use. A hidden
-/// window whose compositor neither sends `suspended` nor discards its frame answers probes but
-/// sends no callbacks: that too ends commit timing for the surface, which costs the timing
-/// guarantee, never frames.
-///
-/// Preferred rate below the refresh (``linkFrameInterval`` = k, set by the shell from its
-/// links, the greatest common divisor of their intervals; strides are divisors of it up to
-/// ``maximumStride``): paced by callbacks, the source wakes every d periods (d the learned presentation
-/// depth, 1 on most compositors) and a link at interval k fires on every k-th. With commit timing
-/// in use, the period measured and k > d, each refresh's target is k periods after the newest
-/// presentation instead of d, and its commit is timed for it, so the compositor presents it, and
-/// sends the frame callback committed with it, k periods after the previous one: one wake-up per
-/// link callback instead of k / d (the wake-ups in between, where no link would fire, are not
-/// made); with k ≤ d striding would save nothing and is not used. Learning stays per refresh:
-/// depth and intervals of such frames are counted net of the stride.
-/// If a callback for a strided commit arrives before its commit target (the compositor does not
-/// hold callbacks with timed content), striding saves nothing and is dropped for good
-/// (``isStridingUseless``).
-///
-/// FIFO (``Refresh/setsFifoBarrier``): every refresh paced by the compositor after the first
-/// presentation waits for the previous barrier and sets a new one, so frames are presented in
-/// order, at most one per refresh. Timer fallback ticks (stalled: hidden, or the compositor not
-/// repainting) and the release commit carry none: a frame drawn then replaces any earlier
-/// unapplied one (the compositor discards it) instead of queueing behind a barrier that a hidden
-/// surface may never clear, so frames never pile up and the client never waits for buffers.
-///
-/// Suspension (`xdg_toplevel` state `suspended`, ``suspendedChanged(_:at:)``): at once no
-/// refresh, no request and no watchdog; on return a start refresh (or the outstanding callback)
-/// is marked `followsStall`, so links apply their stall policy (zero delta under `.zeroDelta`).
-/// Except before the surface has content (``hasCommittedContent``, told by
-/// ``contentCommitted()``): a start refresh still goes ahead, since its frame is what maps the
-/// surface, and a compositor resumes a window only once it can show some of it. (mutter 48 hides
-/// a window until its first buffer and suspends it 3 s later; a first frame held back by that
-/// would never come, nor would the resume.)
-///
-/// Nothing here traps on compositor data: times and sequences use wrapping or checked
-/// arithmetic, a period below ``minimumPeriod`` is replaced, and presentation times implausibly
-/// far from when their feedback arrived are reported to the links but not learned from.
-/// The per-event path allocates nothing (the feedback slots are allocated once).
+/// Its rules (timestamps, sequences, targets, the period, commit timing and held timed commits,
+/// strides, FIFO, suspension) are described in <doc:WaylandScheduling>.
 public struct WaylandRefreshScheduler: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Whether `wp_presentation` feedback is requested (false: callback arrivals are the estimate).
         public var usesPresentation: Bool
         /// No callback for this long means the compositor stopped pacing us.
         public var stallTimeout: Nanoseconds
-        /// While stalled, tick this often with ``TimestampProvenance/timerFallback`` (nil: don't).
+        /// While stalled, tick this often with `TimestampProvenance.timerFallback` (nil: don't).
         public var fallbackTickInterval: Nanoseconds?
 
         /// Whether each refresh carries a ``Refresh/commitTarget`` (`wp_commit_timing_manager_v1`).
         public var usesCommitTiming: Bool
-        /// Whether held timed commits end commit timing for good (see the type's notes; false:
+        /// Whether held timed commits end commit timing for good (see <doc:WaylandScheduling>; false:
         /// timed commits are kept whatever the compositor does).
         public var fallsBackFromHeldCommits: Bool
 
@@ -163,7 +46,7 @@ public struct WaylandRefreshScheduler: Sendable {
         /// (`wp_commit_timer_v1.set_timestamp`); nil without commit timing.
         public var commitTarget: MonotonicInstant?
         /// Make this refresh's commit wait for the previous FIFO barrier and set a new one
-        /// (`wp_fifo_v1.wait_barrier` + `set_barrier`; see the type's notes).
+        /// (`wp_fifo_v1.wait_barrier` + `set_barrier`; see <doc:WaylandScheduling>).
         public var setsFifoBarrier: Bool
         /// Refreshes this one's frame is meant to follow the previous by (k with a preferred rate
         /// below the refresh and commit timing; else 1): its target is that many periods ahead.
@@ -179,7 +62,7 @@ public struct WaylandRefreshScheduler: Sendable {
         case fallbackTick(Refresh)
     }
 
-    /// What the held-commit rule asks of the shell (see the type's notes).
+    /// What the held-commit rule asks of the shell (see <doc:WaylandScheduling>).
     public enum HeldCommitAction: Sendable, Hashable {
         case nothing
         /// Send `wl_display.sync` now and call ``compositorAnswered(at:)`` when its `done` comes.
@@ -230,7 +113,7 @@ public struct WaylandRefreshScheduler: Sendable {
     public private(set) var lastSequence: UInt64 = 0
     /// Whether the compositor suspended the surface (xdg_toplevel `suspended`): nothing is
     /// requested or dispatched until it is resumed (before ``hasCommittedContent``, but for a
-    /// start refresh: see the type's notes).
+    /// start refresh: see <doc:WaylandScheduling>).
     public private(set) var isSuspended = false
     /// Whether a frame with content was committed (``contentCommitted()``): the surface is mapped,
     /// so a suspension holds back start refreshes too.
@@ -239,22 +122,22 @@ public struct WaylandRefreshScheduler: Sendable {
     private var holdsStartForSuspension: Bool { isSuspended && hasCommittedContent }
     /// Whether the advertised period is no reference (a feedback reported `refresh` 0).
     public var isAdvertisedPeriodUnreliable: Bool { rhythm.isAdvertisedPeriodUnreliable }
-    /// Presentation intervals accepted as periods (see the type's notes).
+    /// Presentation intervals accepted as periods (see <doc:WaylandScheduling>).
     public var measuredIntervalCount: Int { rhythm.measuredIntervalCount }
-    /// Whether timed commits were found held and commit timing ended for good (see the type's notes).
+    /// Whether timed commits were found held and commit timing ended for good (see <doc:WaylandScheduling>).
     public private(set) var isCommitTimingFallenBack = false
     /// Why commit timing ended (nil while it has not), for the shell's one warning.
     public private(set) var commitTimingFallbackReason: String?
     /// Whether commits carry targets now: configured, and not fallen back.
     public var usesCommitTimingNow: Bool { configuration.usesCommitTiming && !isCommitTimingFallenBack }
     /// The refreshes per callback every active link's interval is a multiple of (set by the shell
-    /// before each batch from ``RefreshDispatcher/commonFrameInterval(refreshPeriod:)``; 1: every
-    /// refresh). Only used with commit timing (see the type's notes).
+    /// before each batch from `RefreshDispatcher.commonFrameInterval(refreshPeriod:)`; 1: every
+    /// refresh). Only used with commit timing (see <doc:WaylandScheduling>).
     public var linkFrameInterval = 1
     /// Whether a callback for a strided commit came before its commit target, so striding saves
     /// no wake-up on this compositor and is not used any more.
     public private(set) var isStridingUseless = false
-    /// The stride the next compositor-paced refresh gets (see the type's notes): the largest
+    /// The stride the next compositor-paced refresh gets (see <doc:WaylandScheduling>): the largest
     /// divisor of the link interval up to ``maximumStride`` (so every link still fires on its
     /// refresh: 5 for an interval of 10, not 8) when striding saves wake-ups, else 1.
     public var stride: Int {
@@ -303,7 +186,7 @@ public struct WaylandRefreshScheduler: Sendable {
     private var slots: ContiguousArray<Slot>
     /// The commit target and stride of the commit that asked for the outstanding frame callback.
     private var outstandingCommitTarget: MonotonicInstant?
-    /// The held-commit rule's progress (see the type's notes) for the outstanding timed commit.
+    /// The held-commit rule's progress (see <doc:WaylandScheduling>) for the outstanding timed commit.
     private enum HeldProbe: Sendable, Hashable {
         case none
         /// A probe went out; `serial` is its number among all probes sent.
@@ -351,8 +234,8 @@ public struct WaylandRefreshScheduler: Sendable {
     // MARK: Derived state
 
     /// The period reported with refreshes and used for targets: measured presentation intervals,
-    /// else the last frame-callback interval, else the advertised period, else 60 Hz (see the
-    /// type's notes).
+    /// else the last frame-callback interval, else the advertised period, else 60 Hz (see
+    /// <doc:WaylandScheduling>).
     public var period: Nanoseconds { rhythm.period }
 
     /// Whether ``period`` rests on at least three measured presentation intervals.
@@ -663,7 +546,7 @@ public struct WaylandRefreshScheduler: Sendable {
         }
     }
 
-    /// The shell's held-commit timer fired at `now` (see the type's notes): ``HeldCommitAction/probe``
+    /// The shell's held-commit timer fired at `now` (see <doc:WaylandScheduling>): ``HeldCommitAction/probe``
     /// when a probe is due, else nothing (re-arm for ``heldCommitCheckTime``).
     public mutating func heldCommitCheck(at now: MonotonicInstant) -> HeldCommitAction {
         guard let due = heldCommitCheckTime, now >= due else { return .nothing }
@@ -751,13 +634,13 @@ public struct WaylandRefreshScheduler: Sendable {
         }
         let event = RefreshEvent(timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
                                  targetTimestamp: target, provenance: provenance, followsStall: followsStall)
-        // FIFO: compositor-paced refreshes once mapped; never a timer tick (see the type's notes).
+        // FIFO: compositor-paced refreshes once mapped; never a timer tick (see <doc:WaylandScheduling>).
         let fifo = timeline.latest != nil && provenance != .timerFallback
         return Refresh(event: event, index: index, requestsFrameCallback: requestsCallback, feedbackSlot: feedbackSlot,
                        commitTarget: commitTarget, setsFifoBarrier: fifo, stride: stride)
     }
 
-    /// Half a period before `target` (see the type's notes), with commit timing once a
+    /// Half a period before `target` (see <doc:WaylandScheduling>), with commit timing once a
     /// presentation is known; else nil. Before the first presentation the surface may not be
     /// mapped: mutter 48 never applies a timed commit of a surface that is on no output yet.
     private func commitTarget(for target: MonotonicInstant) -> MonotonicInstant? {
