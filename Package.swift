@@ -73,7 +73,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // A private headless weston for tests, benchmarks and the demo's --headless.
-        .target(name: "DisplayLinkWaylandTesting", dependencies: ["WaylandBackend"], swiftSettings: strict),
+        .target(name: "DisplayLinkWaylandTesting", swiftSettings: strict),
         // "A place to draw that a display link follows": a Wayland toplevel or a KMS output.
         .target(
             name: "DisplaySurface",

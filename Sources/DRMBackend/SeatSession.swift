@@ -31,12 +31,13 @@ public final class SeatSession {
     nonisolated static let log = Logger(label: "displaylink.seat")
 
     public struct Options: Sendable, Hashable {
-        public enum Manager: String, Sendable, Hashable {
-            /// A seat manager when one is running, else direct access (the previous behaviour).
+        public enum Manager: String, Sendable, Hashable, CaseIterable {
+            /// A seat manager when one is running, else the device opened directly.
             case automatic
             /// Only through a seat manager (libseat): an error if none answers.
             case seat
-            /// Never a seat manager: open devices directly (root, or a user allowed to).
+            /// Never a seat manager: devices opened directly (root, or a user allowed to open the
+            /// card and become master).
             case direct
         }
         public var manager: Manager

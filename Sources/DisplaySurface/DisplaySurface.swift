@@ -172,8 +172,8 @@ public final class DisplaySurface: FrameSource {
     private static func openDRM(_ options: Options) throws(DisplaySurfaceError) -> DRMDisplay {
         let mode = try options.mode?.drmRequest()
         do {
-            return try DRMDisplay(options: DRMDisplay.Options(devicePath: options.devicePath, mode: mode, kmsAPI: options.kmsAPI.drm,
-                                                             session: SeatSession.Options(manager: options.seatAccess.drm)))
+            return try DRMDisplay(options: DRMDisplay.Options(devicePath: options.devicePath, mode: mode, kmsAPI: options.kmsAPI,
+                                                             session: SeatSession.Options(manager: options.seatAccess)))
         } catch {
             throw .drm(error)
         }

@@ -48,37 +48,14 @@ extension DisplaySurface {
         }
     }
 
-    /// The KMS API on DRM/KMS: atomic first with legacy as the fallback, or one of them.
-    public enum KMSAPI: String, Sendable, Hashable, CaseIterable {
-        case automatic, atomic, legacy
-
-        var drm: DRMBackend.KMSAPI {
-            switch self {
-            case .automatic: .automatic
-            case .atomic: .atomic
-            case .legacy: .legacy
-            }
-        }
-    }
+    /// The KMS API on DRM/KMS: atomic first with legacy as the fallback, or one of them (the
+    /// DRM backend's own type: one definition, no conversion).
+    public typealias KMSAPI = DRMBackend.KMSAPI
 
     /// How the DRM/KMS device is reached: through a seat manager (seatd, systemd-logind), which
-    /// lets an ordinary user become DRM master and follows VT switches, or directly.
-    public enum SeatAccess: String, Sendable, Hashable, CaseIterable {
-        /// A seat manager when one is running, else the device opened directly.
-        case automatic
-        /// Only through a seat manager: an error if none answers.
-        case seat
-        /// Never a seat manager (root, or a user allowed to open the card and become master).
-        case direct
-
-        var drm: SeatSession.Options.Manager {
-            switch self {
-            case .automatic: .automatic
-            case .seat: .seat
-            case .direct: .direct
-            }
-        }
-    }
+    /// lets an ordinary user become DRM master and follows VT switches, or directly (the seat
+    /// session's own type).
+    public typealias SeatAccess = SeatSession.Options.Manager
 
     /// How to open a surface.
     public struct Options: Sendable {
