@@ -55,7 +55,7 @@ public final class HeadlessMutter {
     /// there is no usable root (so a test that needs it fails, never passes silently). Waits on
     /// another thread (see ``start(flavor:monitors:)``).
     public static func mutter48(monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
-        try await start(flavor: .root(DebianRoot.trixie.path(needing: "/usr/bin/mutter").get()), monitors: monitors)
+        try await start(flavor: .root(trixieRoot().get()), monitors: monitors)
     }
 
     /// mutter 50 from the cached Debian forky root (``DebianRoot/forky``), as ``mutter48(monitors:)``.

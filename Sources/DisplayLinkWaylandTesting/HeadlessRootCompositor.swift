@@ -335,8 +335,11 @@ final class CompositorProcessGroup {
     }
 
     /// The compositor's output so far.
-    func readLog() -> String {
-        guard let file = fopen(logPath, "r") else { return "" }
+    func readLog() -> String { CompositorProcessGroup.readFile(logPath) }
+
+    /// A file's text ("" when it cannot be opened): compositor logs.
+    static func readFile(_ path: String) -> String {
+        guard let file = fopen(path, "r") else { return "" }
         defer { fclose(file) }
         var bytes: [UInt8] = []
         while true {

@@ -138,32 +138,10 @@ public final class HeadlessWeston {
 
     /// weston's log so far.
     public func readLog() -> String {
-        var text = ""
-        for path in [logPath, logPath + ".stdout"] {
-            guard let file = fopen(path, "r") else { continue }
-            var bytes: [UInt8] = []
-            while true {
-                let c = fgetc(file)
-                if c == EOF { break }
-                bytes.append(UInt8(truncatingIfNeeded: c))
-            }
-            fclose(file)
-            text += String(decoding: bytes, as: UTF8.self)
-        }
-        return text
+        CompositorProcessGroup.readFile(logPath) + CompositorProcessGroup.readFile(logPath + ".stdout")
     }
 
-    private func removeDirectory() {
-        guard let dir = opendir(runtimeDirectory) else { return }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { unlink(runtimeDirectory + "/" + name) }
-        }
-        closedir(dir)
-        rmdir(runtimeDirectory)
-    }
+    private func removeDirectory() { CompositorProcessGroup.removeTree(runtimeDirectory) }
 
     // MARK: Stopping on termination signals
 

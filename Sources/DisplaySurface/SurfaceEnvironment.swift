@@ -64,14 +64,7 @@ extension DisplaySurface {
                 EnvironmentEntry("gles_version", .int(Int(eglWindow.context.glesMajorVersion))),
                 EnvironmentEntry("swap_with_damage", .bool(eglWindow.context.supportsSwapWithDamage)),
                 EnvironmentEntry("timing_protocols", .list(waylandSource.timingProtocolsInUse)),
-                EnvironmentEntry("commit_timing", .string(
-                    waylandSource.isCommitTimingFallenBack ? "fell back"
-                        : waylandSource.usesCommitTiming ? "in use"
-                        : waylandSource.isOnVirtualMonitor && waylandSource.configuration.usesCommitTiming
-                            && connection.timingProtocols.contains(where: { $0.hasPrefix("wp_commit_timing") })
-                            ? "not used on a virtual monitor"
-                        : connection.timingProtocols.contains(where: { $0.hasPrefix("wp_commit_timing") }) ? "off"
-                        : "not offered")),
+                EnvironmentEntry("commit_timing", .string(waylandSource.commitTimingState)),
             ]
         }
         if let display {

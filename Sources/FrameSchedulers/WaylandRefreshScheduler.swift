@@ -514,8 +514,6 @@ public struct WaylandRefreshScheduler: Sendable {
 
     /// Whether the held-commit rule applies: timed commits in use, falling back allowed, and the
     /// outstanding frame callback was asked for by a timed commit.
-    private var heldRuleApplies: Bool { heldTarget != nil }
-
     /// The target of the timed commit the outstanding frame callback waits behind: the commit
     /// that asked for it, or after a fallback the last release while no callback asked for after
     /// it has come (the held frame before it may still be held too, if the release did not wake

@@ -144,6 +144,14 @@ public final class WaylandFrameSource: FrameSource {
     /// Whether the window was on mutter's virtual monitors only when the source was made (see
     /// ``Configuration/usesCommitTimingOnVirtualMonitors``).
     public let isOnVirtualMonitor: Bool
+    /// Commit timing's state for reports: `in use`, `fell back` (the compositor held timed
+    /// commits), `not used on a virtual monitor`, `off` (by configuration) or `not offered`.
+    public var commitTimingState: String {
+        if isCommitTimingFallenBack { return "fell back" }
+        if usesCommitTiming { return "in use" }
+        guard window.commitTimer != nil else { return "not offered" }
+        return configuration.usesCommitTiming && isOnVirtualMonitor ? "not used on a virtual monitor" : "off"
+    }
     /// Commits made to release a held timed commit (0 while none was held; more than 1 when a
     /// release was held too).
     public private(set) var releaseCommitCount = 0
@@ -168,8 +176,6 @@ public final class WaylandFrameSource: FrameSource {
     private var isHeldCommitTimerArmed = false
     /// Whether the surface was on an output at some point (leaving every output then means hidden).
     private var hasBeenOnOutput = false
-    /// The outstanding probe (`wl_display.sync`) of the held-commit rule.
-    private var probeCallback: OpaquePointer?
     private var clockOffset = ClockOffset.identity
     private var clockDomain: ClockDomain = .monotonic
     /// The feedback proxies, by the scheduler's slot. Fixed capacity, no allocation per frame.
@@ -488,19 +494,16 @@ public final class WaylandFrameSource: FrameSource {
         isHeldCommitTimerArmed = false
         guard error == nil, !window.isDestroyed else { return }
         if scheduler.heldCommitCheck(at: MonotonicInstant.now()) == .probe {
-            let me = Unmanaged.passUnretained(self).toOpaque()
-            let callback = wl_display_sync(connection.display)
-            wl_callback_add_listener(callback, WaylandFrameSource.probeListener, me)
-            probeCallback = callback
+            // Rare (a timed commit 4 periods late), so the connection's own round trip serves;
+            // its answer holds the source weakly.
+            connection.sync { [weak self] in self?.probeAnswered() }
             WaylandFrameSource.log.debug("a timed commit is \(WaylandRefreshScheduler.heldCommitPeriods) periods past its target with no frame callback: asking the compositor (probe \(scheduler.probesSent))")
-            connection.flush()
         }
         armHeldCommitCheck()
     }
 
-    private func probeAnswered(_ callback: OpaquePointer?) {
-        wl_callback_destroy(callback)
-        if callback == probeCallback { probeCallback = nil }
+    private func probeAnswered() {
+        guard error == nil, !window.isDestroyed else { return }
         if case .fallBack(let release) = scheduler.compositorAnswered(at: MonotonicInstant.now()) {
             releaseHeldCommit(at: release)
         }
@@ -558,7 +561,6 @@ public final class WaylandFrameSource: FrameSource {
         heldCommitTimer = nil
         isHeldCommitTimerArmed = false
         frameCallback = nil
-        probeCallback = nil
         for index in feedbackProxies.indices { feedbackProxies[index] = nil }
         dispatcher.invalidateAll()
     }
@@ -567,8 +569,6 @@ public final class WaylandFrameSource: FrameSource {
         guard error == nil else { return }
         if let frameCallback { wl_callback_destroy(frameCallback) }
         frameCallback = nil
-        if let probeCallback { wl_callback_destroy(probeCallback) }
-        probeCallback = nil
         for proxy in feedbackProxies where proxy != nil { wp_presentation_feedback_destroy(proxy) }
     }
 
@@ -581,14 +581,6 @@ public final class WaylandFrameSource: FrameSource {
     // Every frame passes through these two: `onMainActor` rather than `MainActor.assumeIsolated`,
     // which allocates on every call. They run inside the connection's
     // dispatch, which it makes on the main actor.
-    private nonisolated(unsafe) static let probeListener = WaylandListeners.make(wl_callback_listener(
-        done: { data, callback, _ in
-            onMainActor((WaylandFrameSource.from(data), callback)) { arguments in
-                arguments.0.probeAnswered(arguments.1)
-            }
-        }
-    ))
-
     private nonisolated(unsafe) static let callbackListener = WaylandListeners.make(wl_callback_listener(
         done: { data, callback, _ in
             // The `ms` argument is deliberately ignored: see the type's notes.
