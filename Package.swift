@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         .target(name: "DisplayLinkCore", swiftSettings: strict),
@@ -55,11 +56,13 @@ let package = Package(
         // wayland-scanner output (generated, see Protocols/) plus cwl_ helpers.
         .target(name: "CWayland", dependencies: ["CWaylandClient"], path: "CWayland", publicHeadersPath: "include"),
 
+        // Kernel and C library calls with errno captured at once, as swift-system's Errno.
+        .target(name: "KernelCall", dependencies: [.product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
         .target(
             name: "DRMBackend",
-            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CDRM", "CGBM", "CSeat", "CInput", "CXKBCommon",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "KernelCall", "CDRM", "CGBM", "CSeat", "CInput", "CXKBCommon",
+                           .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
         .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType", "EGLGraphics"], swiftSettings: strict),
@@ -115,7 +118,8 @@ let package = Package(
         ),
         .testTarget(
             name: "DRMBackendTests",
-            dependencies: ["DRMBackend", "DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "GLESRenderer", "displaylink-demo"],
+            dependencies: ["DRMBackend", "DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "GLESRenderer", "displaylink-demo",
+                           .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
         .testTarget(name: "DemoTests", dependencies: ["DisplayLinkWaylandTesting", "displaylink-demo"], swiftSettings: strict),

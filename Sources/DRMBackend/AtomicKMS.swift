@@ -1,5 +1,7 @@
 internal import CDRM
 import Glibc
+import KernelCall
+import SystemPackage
 
 /// The primary plane of a CRTC and what it can scan out (needs `DRM_CLIENT_CAP_UNIVERSAL_PLANES`,
 /// which `DRM_CLIENT_CAP_ATOMIC` implies).
@@ -107,7 +109,7 @@ final class AtomicKMS: KMSOutput {
         let planeIDs = propertyIDs(fd: fd, object: plane.id, type: UInt32(DRM_MODE_OBJECT_PLANE))
         func id(_ table: [String: UInt32], _ name: String, _ object: String) throws(DRMError) -> UInt32 {
             guard let id = table[name] else {
-                throw .atomicRefused(property: name, object: object, detail: "the driver does not offer this property", errno: 0)
+                throw .atomicRefused(property: name, object: object, detail: "the driver does not offer this property", errno: nil)
             }
             return id
         }
@@ -120,11 +122,12 @@ final class AtomicKMS: KMSOutput {
         planeSrc = (try id(planeIDs, "SRC_X", p), try id(planeIDs, "SRC_Y", p), try id(planeIDs, "SRC_W", p), try id(planeIDs, "SRC_H", p))
         planeDst = (try id(planeIDs, "CRTC_X", p), try id(planeIDs, "CRTC_Y", p), try id(planeIDs, "CRTC_W", p), try id(planeIDs, "CRTC_H", p))
         var info = modeInfo
-        guard drmModeCreatePropertyBlob(fd, &info, MemoryLayout<drmModeModeInfo>.size, &modeBlob) == 0 else {
-            let code = errno
+        var blob: UInt32 = 0
+        if let code = KernelCall.status({ drmModeCreatePropertyBlob(fd, &info, MemoryLayout<drmModeModeInfo>.size, &blob) }) {
             release()
             throw .atomicRefused(property: "MODE_ID", object: "CRTC \(crtcID)", detail: "the mode blob for \(modeName) could not be created", errno: code)
         }
+        modeBlob = blob
         flipObjects[0] = plane.id
         flipCounts[0] = 2
         flipProps[0] = planeFB
@@ -149,28 +152,27 @@ final class AtomicKMS: KMSOutput {
         return request
     }
 
-    private func commit(fb: UInt32, blob: UInt32, flags: Int32) -> Int32 {
-        guard let request = modeSetRequest(fb: fb, blob: blob) else { return ENOMEM }
+    private func commit(fb: UInt32, blob: UInt32, flags: Int32) -> Errno? {
+        guard let request = modeSetRequest(fb: fb, blob: blob) else { return .noMemory }
         defer { drmModeAtomicFree(request) }
-        return drmModeAtomicCommit(fd, request, UInt32(flags), nil) == 0 ? 0 : errno
+        return KernelCall.status { drmModeAtomicCommit(fd, request, UInt32(flags), nil) }
     }
 
     func validate(fb: UInt32, format: UInt32, modifier: UInt64) throws(DRMError) {
         guard plane.formats.supports(format: format, modifier: modifier) else {
             throw .atomicRefused(property: "FB_ID", object: "plane \(plane.id)",
                                  detail: "format \(PlaneFormats.name(format)) with modifier \(PlaneFormats.modifierName(modifier)) is not offered "
-                                     + "(\(plane.formats.fromInFormats ? "IN_FORMATS" : "formats"): \(plane.formats))", errno: 0)
+                                     + "(\(plane.formats.fromInFormats ? "IN_FORMATS" : "formats"): \(plane.formats))", errno: nil)
         }
         let flags = DRM_MODE_ATOMIC_TEST_ONLY | DRM_MODE_ATOMIC_ALLOW_MODESET
-        let code = commit(fb: fb, blob: modeBlob, flags: flags)
-        guard code != 0 else { return }
+        guard let code = commit(fb: fb, blob: modeBlob, flags: flags) else { return }
         // Which part was refused: with another listed mode the same commit passes → the mode.
         if let other = alternativeMode {
             var info = other.info
             var blob: UInt32 = 0
             if drmModeCreatePropertyBlob(fd, &info, MemoryLayout<drmModeModeInfo>.size, &blob) == 0 {
                 defer { drmModeDestroyPropertyBlob(fd, blob) }
-                if commit(fb: fb, blob: blob, flags: flags) == 0 {
+                if commit(fb: fb, blob: blob, flags: flags) == nil {
                     throw .atomicRefused(property: "MODE_ID", object: "CRTC \(crtcID)",
                                          detail: "the mode \(modeName) is refused (the listed \(other.name) passes the same test)", errno: code)
                 }
@@ -182,11 +184,12 @@ final class AtomicKMS: KMSOutput {
     }
 
     func setMode(fb: UInt32) throws(DRMError) {
-        let code = commit(fb: fb, blob: modeBlob, flags: DRM_MODE_ATOMIC_ALLOW_MODESET)
-        guard code == 0 else { throw .kernel(operation: "drmModeAtomicCommit(ALLOW_MODESET, \(modeName))", errno: code) }
+        if let code = commit(fb: fb, blob: modeBlob, flags: DRM_MODE_ATOMIC_ALLOW_MODESET) {
+            throw .kernel(operation: "drmModeAtomicCommit(ALLOW_MODESET, \(modeName))", errno: code)
+        }
     }
 
-    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Int32 {
+    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Errno? {
         flipValues[0] = UInt64(fb)
         var request = drm_mode_atomic()
         request.flags = UInt32(DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT)
@@ -196,7 +199,7 @@ final class AtomicKMS: KMSOutput {
         request.props_ptr = UInt64(UInt(bitPattern: flipProps))
         request.prop_values_ptr = UInt64(UInt(bitPattern: flipValues))
         request.user_data = UInt64(UInt(bitPattern: userData))
-        return cdrm_atomic_commit(fd, &request) == 0 ? 0 : errno
+        return KernelCall.status { cdrm_atomic_commit(fd, &request) }
     }
 
     func restore(_ saved: drmModeCrtc) -> String {
@@ -228,11 +231,10 @@ final class AtomicKMS: KMSOutput {
             _ = drmModeAtomicAddProperty(request, plane.id, planeCrtc, 0)
             what = "off (nothing was on it before)"
         }
-        let result = drmModeAtomicCommit(fd, request, UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), nil)
-        let code = errno
+        let refusal = KernelCall.status { drmModeAtomicCommit(fd, request, UInt32(DRM_MODE_ATOMIC_ALLOW_MODESET), nil) }
         if blob != 0 { drmModeDestroyPropertyBlob(fd, blob) }
-        if result == 0 { return "CRTC \(saved.crtc_id) restored (atomic) to \(what)" }
-        return "atomic restore to \(what) refused (errno \(code)); " + LegacyKMS.restore(fd: fd, connectorID: connectorID, saved)
+        guard let refusal else { return "CRTC \(saved.crtc_id) restored (atomic) to \(what)" }
+        return "atomic restore to \(what) refused (\(refusal)); " + LegacyKMS.restore(fd: fd, connectorID: connectorID, saved)
     }
 
     private var released = false

@@ -1,4 +1,5 @@
 import Glibc
+public import SystemPackage
 
 /// Everything the DRM/KMS backend can fail with, worded so a person can act on it.
 public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -11,13 +12,13 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
     case badModeSyntax(String)
     case modeNotFound(requested: String, available: [String])
     case noMonotonicTimestamps
-    case kernel(operation: String, errno: Int32)
+    case kernel(operation: String, errno: Errno)
     case graphics(String)
     /// Atomic modesetting was asked for (``DRMDisplay/Options/kmsAPI`` `.atomic`) but the driver has none.
     case atomicUnavailable(path: String, driver: String)
     /// The driver refused an atomic commit, or lacks a property it needs: `property` of `object`
     /// (e.g. `MODE_ID` of `CRTC 37`, `FB_ID` of `plane 31`) is the part refused.
-    case atomicRefused(property: String, object: String, detail: String, errno: Int32)
+    case atomicRefused(property: String, object: String, detail: String, errno: Errno?)
     /// Opening the device through the seat (or directly, without one) failed.
     case session(SeatSessionError)
 
@@ -45,7 +46,7 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             "The DRM driver does not report vblank times on CLOCK_MONOTONIC (DRM_CAP_TIMESTAMP_MONOTONIC is 0), "
                 + "so frame times cannot be trusted."
         case .kernel(let operation, let errno):
-            "\(operation) failed: \(DRMError.errorName(errno)) (errno \(errno))."
+            "\(operation) failed: \(errno) (errno \(errno.rawValue))."
                 + (operation.hasPrefix("drmModeSetCrtc") || operation.hasPrefix("drmModeAtomicCommit(ALLOW_MODESET")
                     ? " The driver refused to show this mode: choose another (mode in DisplaySurface.Options or DRMDisplay.Options), "
                         + "or the other KMS API (kmsAPI there)."
@@ -57,16 +58,10 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
                 + "Use the legacy API: kmsAPI = .legacy in DisplaySurface.Options or DRMDisplay.Options (or .automatic, which falls back to it)."
         case .atomicRefused(let property, let object, let detail, let errno):
             "The driver refused the atomic commit at \(property) of \(object): \(detail)"
-                + (errno != 0 ? " (TEST_ONLY commit: errno \(errno))" : "")
+                + (errno.map { " (TEST_ONLY commit: \($0), errno \($0.rawValue))" } ?? "")
                 + ". Choose another mode (mode in DisplaySurface.Options or DRMDisplay.Options), or the legacy API (kmsAPI = .legacy there)."
         case .session(let error):
             error.description
         }
-    }
-
-    /// The C library's text for an errno value (e.g. "Invalid argument").
-    static func errorName(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "error \(code)" }
-        return String(cString: text)
     }
 }

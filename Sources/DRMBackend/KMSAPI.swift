@@ -1,5 +1,7 @@
 internal import CDRM
 import Glibc
+import KernelCall
+import SystemPackage
 
 /// Which KMS API a ``DRMDisplay`` drives the display with.
 public enum KMSAPI: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
@@ -37,9 +39,9 @@ protocol KMSOutput: AnyObject {
     func validate(fb: UInt32, format: UInt32, modifier: UInt64) throws(DRMError)
     /// Sets the mode with `fb` on screen (blocking).
     func setMode(fb: UInt32) throws(DRMError)
-    /// Queues a page flip to `fb` whose completion event carries `userData`: 0, or the errno.
-    /// Allocation-free.
-    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Int32
+    /// Queues a page flip to `fb` whose completion event carries `userData`: nil, or the kernel's
+    /// refusal. Allocation-free.
+    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Errno?
     /// Puts back what the CRTC showed before; returns what was done, for the log.
     func restore(_ saved: drmModeCrtc) -> String
     /// Frees what the output holds in the kernel and in memory (before the device is closed).
@@ -68,13 +70,13 @@ final class LegacyKMS: KMSOutput {
 
     func setMode(fb: UInt32) throws(DRMError) {
         var connector = connectorID
-        guard drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) == 0 else {
-            throw .kernel(operation: "drmModeSetCrtc(\(modeName))", errno: errno)
+        if let code = KernelCall.status({ drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) }) {
+            throw .kernel(operation: "drmModeSetCrtc(\(modeName))", errno: code)
         }
     }
 
-    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Int32 {
-        drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData) == 0 ? 0 : errno
+    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Errno? {
+        KernelCall.status { drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData) }
     }
 
     func restore(_ saved: drmModeCrtc) -> String {
@@ -86,13 +88,12 @@ final class LegacyKMS: KMSOutput {
         var connector = connectorID
         var savedMode = saved.mode
         if saved.mode_valid != 0 && saved.buffer_id != 0 {
-            let result = drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode)
+            let refusal = KernelCall.status { drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode) }
             return "CRTC \(saved.crtc_id) restored (legacy) to framebuffer \(saved.buffer_id) \(saved.mode.hdisplay)x\(saved.mode.vdisplay)"
-                + (result == 0 ? "" : " failed: \(String(cString: strerror(errno)))")
+                + (refusal.map { " failed: \($0)" } ?? "")
         }
-        let result = drmModeSetCrtc(fd, saved.crtc_id, 0, 0, 0, nil, 0, nil)
-        return "CRTC \(saved.crtc_id) restored (legacy) to off (nothing was on it before)"
-            + (result == 0 ? "" : " failed: \(String(cString: strerror(errno)))")
+        let refusal = KernelCall.status { drmModeSetCrtc(fd, saved.crtc_id, 0, 0, 0, nil, 0, nil) }
+        return "CRTC \(saved.crtc_id) restored (legacy) to off (nothing was on it before)" + (refusal.map { " failed: \($0)" } ?? "")
     }
 
     func release() {}

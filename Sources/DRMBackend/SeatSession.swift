@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Logging
 import Synchronization
+import SystemPackage
 internal import CDRM
 internal import CSeat
 
@@ -231,7 +232,7 @@ public final class SeatSession {
         guard fd >= 0 else {
             let code = errno
             if noManager && (code == EACCES || code == EPERM) { throw .session(.noSeatManagerAndNoAccess(path: path)) }
-            throw DRMDisplay.openError(path: path, errno: code)
+            throw DRMDisplay.openError(path: path, errno: Errno(rawValue: code))
         }
         return Device(path: path, fd: fd, id: nil)
     }

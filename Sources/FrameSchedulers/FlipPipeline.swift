@@ -7,15 +7,15 @@ import DisplayLinkCore
 /// it lands a whole refresh late. A renderer that needs nearly a whole period (software
 /// rasterisation, a slow GPU) then halves the frame rate.
 ///
-/// With two frames in flight, a frame presented while a flip is still pending is held and flipped
+/// With two frames in flight, a frame submitted while a flip is still pending is held and flipped
 /// the moment that flip completes, and the next callback runs right after: drawing gets the whole
 /// period, at the price of one more refresh of latency (the link's `targetTimestamp` says so:
 /// two periods after `timestamp`). This is GNOME's "dynamic triple buffering", in small:
 /// - one frame in flight to start with;
-/// - two from the first frame that was presented after the vblank it was meant for had passed;
+/// - two from the first frame that was submitted after the vblank it was meant for had passed;
 /// - back to one after ``fastFramesToReturn`` frames in a row were drawn within half a period.
 public struct FlipPipeline: Sendable {
-    public enum PresentAction: Equatable, Sendable {
+    public enum Decision: Equatable, Sendable {
         /// Flip now.
         case flip
         /// A flip is pending: keep the frame and flip it when that flip completes.
@@ -33,14 +33,14 @@ public struct FlipPipeline: Sendable {
 
     public init() {}
 
-    /// A frame was presented `renderTime` after its callback began.
+    /// A frame was submitted `renderTime` after its callback began.
     /// - Parameters:
     ///   - renderTime: from the callback's start to the frame's submission.
     ///   - period: the display's refresh period.
     ///   - flipPending: an earlier frame's flip has not completed yet.
     ///   - missedItsVblank: the vblank after the callback's has already passed.
-    public mutating func framePresented(renderTime: Nanoseconds, period: Nanoseconds, flipPending: Bool,
-                                 missedItsVblank: Bool) -> PresentAction {
+    public mutating func frameSubmitted(renderTime: Nanoseconds, period: Nanoseconds, flipPending: Bool,
+                                 missedItsVblank: Bool) -> Decision {
         if depth == 2 {
             // Within half a period (renderTime·2 < period, without overflow on any input).
             fastFrames = renderTime.value <= (period.value &- 1) / 2 ? fastFrames + 1 : 0

@@ -12,7 +12,7 @@ import DisplayLinkCore
 ///   The first vblank event after the mode set, or after any (re)start, is a restart
 ///   (`followsStall`): it begins the kernel's sequence space without invented misses.
 /// - Frames in flight (``FlipPipeline``): one while drawing fits the period, two (the frame
-///   presented while a flip is pending is held and flipped at that flip's completion) once a frame
+///   submitted while a flip is pending is held and flipped at that flip's completion) once a frame
 ///   misses its vblank. `targetTimestamp` is one or two periods after `timestamp` accordingly,
 ///   plus the lateness learned from recent frames (counted once 16 frames are known).
 /// - A callback that draws nothing still ticks: the next vblank is queued instead of a flip.
@@ -33,8 +33,8 @@ public struct KMSFrameScheduler: Sendable {
         }
     }
 
-    /// What to do with a frame just presented (swapped and locked by the shell).
-    public enum PresentAction: Equatable, Sendable {
+    /// What to do with a frame just submitted (swapped and locked by the shell).
+    public enum SubmitAction: Equatable, Sendable {
         /// Nothing is on screen yet: set the mode with this frame, then queue a vblank event.
         case setMode
         /// Queue a page flip with this frame now.
@@ -83,7 +83,7 @@ public struct KMSFrameScheduler: Sendable {
     /// The frame whose flip is pending, and the one held until that flip completes.
     public private(set) var flipping: Frame?
     public private(set) var held: Frame?
-    /// Whether the mode is set (the first presented frame is on its way to the screen).
+    /// Whether the mode is set (the first submitted frame is on its way to the screen).
     public private(set) var isModeSet = false
     /// A flip or vblank event is on its way.
     public private(set) var isWaitingForEvent = false
@@ -110,10 +110,10 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var callbackExpected = MonotonicInstant.zero
     public private(set) var callbackBegan = MonotonicInstant.zero
     public private(set) var callbackRefresh: UInt64 = 0
-    private var presentedInCallback = false
+    private var submittedInCallback = false
     /// The newest timestamp handed out (timestamps never decrease).
     private var lastTimestamp: MonotonicInstant?
-    /// A ``PresentAction/flipAndStartNext`` awaits its ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``.
+    /// A ``SubmitAction/flipAndStartNext`` awaits its ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``.
     public private(set) var wantsCurrentVblank = false
 
     /// Lateness counts once this many frames are known (slow start-up frames are not the pace).
@@ -158,16 +158,16 @@ public struct KMSFrameScheduler: Sendable {
 
     // MARK: Presents
 
-    /// The current callback's frame was presented (swapped) at `now`.
-    public mutating func presented(now: MonotonicInstant) -> PresentAction {
-        presentedInCallback = true
+    /// The current callback's frame was submitted (swapped) at `now`.
+    public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
+        submittedInCallback = true
         if !isModeSet {
             isModeSet = true
             modeSetFrame = callbackRefresh
             isWaitingForEvent = true
             return .setMode
         }
-        let action = pipeline.framePresented(renderTime: now - callbackBegan, period: period,
+        let action = pipeline.frameSubmitted(renderTime: now - callbackBegan, period: period,
                                              flipPending: flipping != nil,
                                              missedItsVblank: now > callbackVblank + period)
         let frame = Frame(refresh: callbackRefresh, expected: callbackExpected)
@@ -239,7 +239,7 @@ public struct KMSFrameScheduler: Sendable {
         return EventOutcome(feedback: feedback, flipHeld: false, next: .callback)
     }
 
-    /// After ``PresentAction/flipAndStartNext``: the kernel's current vblank, read after the flip
+    /// After ``SubmitAction/flipAndStartNext``: the kernel's current vblank, read after the flip
     /// was queued, and whether an event was already waiting to be read after that read
     /// (`eventPending`). Returns the refresh to dispatch now when it is the vblank right after the
     /// late frame's own and no event is waiting: then the flip was queued after that vblank and
@@ -296,7 +296,7 @@ public struct KMSFrameScheduler: Sendable {
 
     /// What the shell does once a callback returned without presenting.
     public enum CallbackEndAction: Equatable, Sendable {
-        /// Nothing (something was presented, or nothing is wanted): the flip or event on its way
+        /// Nothing (something was submitted, or nothing is wanted): the flip or event on its way
         /// brings the next refresh.
         case none
         /// Queue a vblank event: the next refresh ticks on the next vblank without a flip.
@@ -308,9 +308,9 @@ public struct KMSFrameScheduler: Sendable {
         case startAgain(at: MonotonicInstant)
     }
 
-    /// The callback returned: what to do when it presented nothing.
+    /// The callback returned: what to do when it submitted nothing.
     public mutating func callbackEnded(wantsRefreshes: Bool) -> CallbackEndAction {
-        guard !hasFailed, wantsRefreshes, !isWaitingForEvent, !presentedInCallback else { return .none }
+        guard !hasFailed, wantsRefreshes, !isWaitingForEvent, !submittedInCallback else { return .none }
         guard isModeSet else { return .startAgain(at: callbackVblank + period) }
         isWaitingForEvent = true
         return .queueVblank
@@ -322,7 +322,7 @@ public struct KMSFrameScheduler: Sendable {
     }
 
     /// The display failed: nothing more is decided.
-    public mutating func failed() {
+    public mutating func stop() {
         hasFailed = true
         wantsCurrentVblank = false
     }
@@ -369,7 +369,7 @@ public struct KMSFrameScheduler: Sendable {
         callbackExpected = timestamp + period * periods
         callbackBegan = now
         callbackRefresh = refreshIndex
-        presentedInCallback = false
+        submittedInCallback = false
         lastTimestamp = timestamp
     }
 

@@ -13,7 +13,7 @@ import DisplayLinkCore
 /// - At most one callback per tick: a timer that wakes early (before the next tick) asks to be
 ///   armed again for it; one that wakes late jumps to the newest tick passed (the ticks in
 ///   between are missed, as the timestamps show).
-/// - At most one flip per period of the grid: a frame presented at `now` is flipped at once unless
+/// - At most one flip per period of the grid: a frame submitted at `now` is flipped at once unless
 ///   a flip was already submitted in the period of the grid `now` is in, or is still pending; then
 ///   it is held (replacing an older held frame, which is discarded) and flipped at the next timer
 ///   firing or at the pending flip's completion, whichever comes first in a later period.
@@ -25,8 +25,8 @@ import DisplayLinkCore
 ///
 /// Allocation-free.
 public struct KMSTimerPacer: Sendable {
-    /// What to do with a frame just presented.
-    public enum PresentAction: Equatable, Sendable {
+    /// What to do with a frame just submitted.
+    public enum SubmitAction: Equatable, Sendable {
         /// Nothing is on screen yet: set the mode with this frame (blocking), then call
         /// ``modeSet(at:)``.
         case setMode
@@ -153,8 +153,8 @@ public struct KMSTimerPacer: Sendable {
 
     // MARK: Presents and flips
 
-    /// The current callback's frame was presented at `now`.
-    public mutating func presented(now: MonotonicInstant) -> PresentAction {
+    /// The current callback's frame was submitted at `now`.
+    public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
         let current = periodIndex(at: now)
         if !isModeSet {
             isModeSet = true

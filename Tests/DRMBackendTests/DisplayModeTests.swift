@@ -1,5 +1,6 @@
 @testable import DRMBackend
 import DisplayLinkCore
+import SystemPackage
 import Testing
 
 @Suite("DRM mode timings (pure)")
@@ -47,8 +48,8 @@ struct DisplayModeTests {
 
     @Test("opening errors say what to do")
     func openErrors() {
-        #expect(DRMDisplay.openError(path: "/dev/dri/card0", errno: 13) == .permissionDenied(path: "/dev/dri/card0"))
-        #expect(DRMDisplay.openError(path: "/dev/dri/card0", errno: 13).description.contains("video"))
-        #expect(DRMDisplay.openError(path: "/dev/dri/card7", errno: 2) == .noDevice(path: "/dev/dri/card7"))
+        #expect(DRMDisplay.openError(path: "/dev/dri/card0", errno: Errno(rawValue: 13)) == .permissionDenied(path: "/dev/dri/card0"))
+        #expect(DRMDisplay.openError(path: "/dev/dri/card0", errno: Errno(rawValue: 13)).description.contains("video"))
+        #expect(DRMDisplay.openError(path: "/dev/dri/card7", errno: Errno(rawValue: 2)) == .noDevice(path: "/dev/dri/card7"))
     }
 }

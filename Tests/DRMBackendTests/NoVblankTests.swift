@@ -1,4 +1,5 @@
 import DRMBackend
+import SystemPackage
 import DisplayLinkCore
 import Foundation
 import Testing
@@ -54,7 +55,7 @@ struct NoVblankTests {
         #expect(client.display.driverName == "bochs-drm")
         #expect(client.display.kmsAPI == api)
         #expect(client.display.pacing == .timer)
-        #expect(client.display.vblankRefusal == EOPNOTSUPP)
+        #expect(client.display.vblankRefusal == .notSupported)
         let period = client.display.mode.period
         client.start()
         #expect(await waitFor { client.frames.count >= 60 || client.failure != nil })

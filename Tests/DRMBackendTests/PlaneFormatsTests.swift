@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 import DRMBackend
 import Testing
 
@@ -58,7 +59,7 @@ struct PlaneFormatsTests {
 
     @Test("atomic errors name the property, its object and the library option to change")
     func errors() {
-        let refused = DRMError.atomicRefused(property: "MODE_ID", object: "CRTC 37", detail: "the mode 640x480@144 is refused", errno: 22)
+        let refused = DRMError.atomicRefused(property: "MODE_ID", object: "CRTC 37", detail: "the mode 640x480@144 is refused", errno: Errno(rawValue: 22))
         #expect(refused.description.contains("MODE_ID of CRTC 37"))
         #expect(refused.description.contains("errno 22"))
         #expect(refused.description.contains("kmsAPI = .legacy") && refused.description.contains("DisplaySurface.Options"))
@@ -67,11 +68,11 @@ struct PlaneFormatsTests {
 
     @Test("a kernel refusal says what errno means; a refused mode set names the options to change")
     func kernelErrors() {
-        #expect(DRMError.kernel(operation: "drmModeSetCrtc(640x480@144.0)", errno: EINVAL).description
+        #expect(DRMError.kernel(operation: "drmModeSetCrtc(640x480@144.0)", errno: Errno(rawValue: EINVAL)).description
                 == "drmModeSetCrtc(640x480@144.0) failed: Invalid argument (errno 22). The driver refused to show this mode: "
                 + "choose another (mode in DisplaySurface.Options or DRMDisplay.Options), or the other KMS API (kmsAPI there).")
-        #expect(DRMError.kernel(operation: "drmModePageFlip", errno: EBUSY).description
+        #expect(DRMError.kernel(operation: "drmModePageFlip", errno: Errno(rawValue: EBUSY)).description
                 == "drmModePageFlip failed: Device or resource busy (errno 16).")
-        #expect(DRMError.kernel(operation: "drmModeAtomicCommit(ALLOW_MODESET, 640x480@60.0)", errno: ENOSPC).description.contains("mode in DisplaySurface.Options"))
+        #expect(DRMError.kernel(operation: "drmModeAtomicCommit(ALLOW_MODESET, 640x480@60.0)", errno: Errno(rawValue: ENOSPC)).description.contains("mode in DisplaySurface.Options"))
     }
 }

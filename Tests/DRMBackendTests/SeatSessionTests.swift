@@ -1,4 +1,5 @@
 import DRMBackend
+import SystemPackage
 import DisplayLinkCore
 import Foundation
 import Synchronization
@@ -15,7 +16,7 @@ final class VirtualKeyboard {
 
     init() throws {
         fd = open("/dev/uinput", O_WRONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw DRMError.kernel(operation: "open(/dev/uinput)", errno: errno) }
+        guard fd >= 0 else { throw DRMError.kernel(operation: "open(/dev/uinput)", errno: Errno(rawValue: errno)) }
         _ = ioctl(fd, 0x4004_5564 /* UI_SET_EVBIT */, 1 /* EV_KEY */)
         for key: Int32 in 1...88 { _ = ioctl(fd, 0x4004_5565 /* UI_SET_KEYBIT */, key) }  // the main block
         // struct uinput_setup: input_id (bustype, vendor, product, version), name[80], ff_effects_max.
@@ -26,12 +27,12 @@ final class VirtualKeyboard {
         guard ioctl(fd, 0x405C_5503 /* UI_DEV_SETUP */, &setup) == 0, ioctl(fd, 0x5501 /* UI_DEV_CREATE */) == 0 else {
             let code = errno
             close(fd)
-            throw DRMError.kernel(operation: "uinput device setup", errno: code)
+            throw DRMError.kernel(operation: "uinput device setup", errno: Errno(rawValue: code))
         }
         var name = [UInt8](repeating: 0, count: 64)
         guard ioctl(fd, 0x8040_552C /* UI_GET_SYSNAME(64) */, &name) >= 0 else {
             close(fd)
-            throw DRMError.kernel(operation: "UI_GET_SYSNAME", errno: errno)
+            throw DRMError.kernel(operation: "UI_GET_SYSNAME", errno: Errno(rawValue: errno))
         }
         let sys = "/sys/devices/virtual/input/" + String(decoding: name.prefix { $0 != 0 }, as: UTF8.self)
         let event = (try? FileManager.default.contentsOfDirectory(atPath: sys))?.first { $0.hasPrefix("event") }
@@ -95,7 +96,7 @@ extension Child {
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
-        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: status) }
+        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: Errno(rawValue: status)) }
         self.pid = pid
     }
 }

@@ -1,4 +1,5 @@
 import DRMBackend
+import SystemPackage
 import DisplayLinkCore
 import Foundation
 import DisplayLinkWaylandTesting
@@ -100,7 +101,7 @@ struct Child {
         var envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { envp.forEach { free($0) } }
         let status = posix_spawn(&pid, arguments[0], &actions, nil, &argv, &envp)
-        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: status) }
+        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: Errno(rawValue: status)) }
         self.pid = pid
     }
 
@@ -160,7 +161,7 @@ final class LineReader {
 
     init() throws {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw DRMError.kernel(operation: "pipe", errno: errno) }
+        guard pipe(&fds) == 0 else { throw DRMError.kernel(operation: "pipe", errno: Errno(rawValue: errno)) }
         readEnd = fds[0]
         writeEnd = fds[1]
         _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)

@@ -39,7 +39,7 @@ final class KMSHarness: FrameSource {
     private(set) var frames: [DisplayFrame] = []
     private(set) var presented: [UInt64: (time: MonotonicInstant, sequence: UInt64?)] = [:]
     private(set) var kernelVblanks: [UInt64: MonotonicInstant] = [:]
-    private(set) var actions: [KMSFrameScheduler.PresentAction] = []
+    private(set) var actions: [KMSFrameScheduler.SubmitAction] = []
     private(set) var flips = 0
     private(set) var vblankEventsQueued = 0
     private(set) var depths: [Int] = []
@@ -188,7 +188,7 @@ final class KMSHarness: FrameSource {
         guard draws(n) || (!scheduler.isModeSet && !mayDrawNothingFirst) else { return }
         now = now + renderTime(n)
         if let delay = presentAfterVblank { now = max(now, link.frame.timestamp + delay) }
-        let action = scheduler.presented(now: now)
+        let action = scheduler.frameSubmitted(now: now)
         actions.append(action)
         depths.append(scheduler.pipeline.depth)
         switch action {

@@ -264,11 +264,11 @@ struct KMSSchedulerTests {
         var s = KMSFrameScheduler(period: period)
         let t = MonotonicInstant(nanoseconds: 1_000_000_000)
         guard case .dispatch = s.start(now: t, refreshIndex: 0) else { Issue.record("no start refresh"); return }
-        #expect(s.presented(now: t + fast) == .setMode)
+        #expect(s.frameSubmitted(now: t + fast) == .setMode)
         _ = s.vblankEvent(sequence: 0x1_0000_0002, at: t + period)
         let e1 = s.beginCallback(refreshIndex: 1, now: t + period)
         #expect(e1.sequence == 0x1_0000_0002)
-        #expect(s.presented(now: t + period + fast) == .flip)
+        #expect(s.frameSubmitted(now: t + period + fast) == .flip)
         // The flip event says 0xFFFF_FFFF: from before the wrap (as after a vblank read of 0x1_0000_0002
         // raced ahead). It extends backwards, not 4 G ahead; as it goes back it starts a new space.
         let outcome = s.flipCompleted(sequence32: 0xFFFF_FFFF, at: t + period * 2)
@@ -307,8 +307,8 @@ struct KMSSchedulerTests {
         var s = KMSFrameScheduler(period: period)
         let t = MonotonicInstant(nanoseconds: 1_000_000_000)
         guard case .dispatch = s.start(now: t, refreshIndex: 0) else { Issue.record("no start refresh"); return }
-        #expect(s.presented(now: t + fast) == .setMode)
-        s.failed()
+        #expect(s.frameSubmitted(now: t + fast) == .setMode)
+        s.stop()
         #expect(s.vblankEvent(sequence: 10, at: t + period).next == .none)
         #expect(s.flipCompleted(sequence32: 11, at: t + period * 2).next == .none)
         #expect(s.callbackEnded(wantsRefreshes: true) == .none)
@@ -425,7 +425,7 @@ struct KMSSchedulerTests {
             func dispatch(_ e: RefreshEvent) {
                 events.append(e)
                 refresh += 1
-                _ = s.presented(now: now + Nanoseconds(1_000_000))
+                _ = s.frameSubmitted(now: now + Nanoseconds(1_000_000))
                 _ = s.callbackEnded(wantsRefreshes: true)
             }
             if case .dispatch(let e) = s.start(now: now, refreshIndex: refresh) { dispatch(e) }
@@ -449,7 +449,7 @@ struct KMSSchedulerTests {
                 case 3:
                     if case .dispatch(let e) = s.start(now: now, refreshIndex: refresh) { dispatch(e) }
                 default:
-                    _ = s.presented(now: time)
+                    _ = s.frameSubmitted(now: time)
                 }
             }
             var last: UInt64?

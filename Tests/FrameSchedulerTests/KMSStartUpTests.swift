@@ -21,7 +21,7 @@ struct KMSStartUpTests {
         }
         #expect(e0.timestamp == origin && e0.sequence == 1876 && e0.provenance == .hardwareVBlank)
         #expect(e0.targetTimestamp == origin + period)
-        #expect(s.presented(now: now + Nanoseconds(1_000_000)) == .setMode)
+        #expect(s.frameSubmitted(now: now + Nanoseconds(1_000_000)) == .setMode)
         // The mode set took 6 periods (first buffers); its vblank event is at 1882.
         let v1 = origin + period * 6
         let out = s.vblankEvent(sequence: 1882, at: v1)

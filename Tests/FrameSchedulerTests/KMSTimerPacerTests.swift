@@ -113,7 +113,7 @@ final class KMSTimerHarness: FrameSource {
         onCallback?(n, link)
         now = now + renderTime(n)
         guard draws(n) else { return }
-        switch pacer.presented(now: now) {
+        switch pacer.frameSubmitted(now: now) {
         case .setMode:
             submissions.append(now)
             pendingFeedback = pacer.modeSet(at: now)
@@ -149,28 +149,28 @@ struct KMSTimerPacerTests {
     func sessionResumed() {
         var pacer = KMSTimerPacer(period: period)
         guard pacer.start(now: tick(0), refreshIndex: 0) != nil else { Issue.record("no first refresh"); return }
-        #expect(pacer.presented(now: tick(0) + Nanoseconds(1_000_000)) == .setMode)
+        #expect(pacer.frameSubmitted(now: tick(0) + Nanoseconds(1_000_000)) == .setMode)
         _ = pacer.timerFired(now: tick(1), refreshIndex: 1)
-        #expect(pacer.presented(now: tick(1) + Nanoseconds(1_000_000)) == .flip)
+        #expect(pacer.frameSubmitted(now: tick(1) + Nanoseconds(1_000_000)) == .flip)
         _ = pacer.timerFired(now: tick(2), refreshIndex: 2)
-        #expect(pacer.presented(now: tick(2) + Nanoseconds(1_000_000)) == .hold(discarding: nil))
+        #expect(pacer.frameSubmitted(now: tick(2) + Nanoseconds(1_000_000)) == .hold(discarding: nil))
         // Away: the flip completes while the session is disabled (only the buffers move on) and
         // the shell drops the held frame; back, it sets the mode again.
         pacer.stopped()
         pacer.sessionResumed()
         #expect(pacer.flipping == nil && pacer.held == nil)
         _ = pacer.timerFired(now: tick(300), refreshIndex: 3)
-        #expect(pacer.presented(now: tick(300) + Nanoseconds(1_000_000)) == .flip)
+        #expect(pacer.frameSubmitted(now: tick(300) + Nanoseconds(1_000_000)) == .flip)
         #expect(pacer.flipping == 3)
         // Without it the frame would be held behind a flip that never completes.
         var stuck = KMSTimerPacer(period: period)
         _ = stuck.start(now: tick(0), refreshIndex: 0)
-        _ = stuck.presented(now: tick(0) + Nanoseconds(1_000_000))
+        _ = stuck.frameSubmitted(now: tick(0) + Nanoseconds(1_000_000))
         _ = stuck.timerFired(now: tick(1), refreshIndex: 1)
-        _ = stuck.presented(now: tick(1) + Nanoseconds(1_000_000))
+        _ = stuck.frameSubmitted(now: tick(1) + Nanoseconds(1_000_000))
         stuck.stopped()
         _ = stuck.timerFired(now: tick(300), refreshIndex: 2)
-        #expect(stuck.presented(now: tick(300) + Nanoseconds(1_000_000)) == .hold(discarding: nil))
+        #expect(stuck.frameSubmitted(now: tick(300) + Nanoseconds(1_000_000)) == .hold(discarding: nil))
     }
 
     @Test("flips that complete at once: one callback per tick, timestamps exactly start + k·period, timer provenance, no sequence, exact deltas, one flip per period")

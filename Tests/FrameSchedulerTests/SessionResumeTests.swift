@@ -11,12 +11,12 @@ struct SessionResumeTests {
         var s = KMSFrameScheduler(period: period)
         let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
         guard case .dispatch = s.start(now: t0, refreshIndex: 0) else { Issue.record("no first callback"); return }
-        #expect(s.presented(now: t0 + Nanoseconds(1_000_000)) == .setMode)
+        #expect(s.frameSubmitted(now: t0 + Nanoseconds(1_000_000)) == .setMode)
         let v1 = t0 + period
         #expect(s.vblankEvent(sequence: 100, at: v1).next == .callback)
         let first = s.beginCallback(refreshIndex: 1, now: v1)
         #expect(first.sequence == 100)
-        #expect(s.presented(now: v1 + Nanoseconds(1_000_000)) == .flip)
+        #expect(s.frameSubmitted(now: v1 + Nanoseconds(1_000_000)) == .flip)
         #expect(s.isWaitingForEvent && s.flipping != nil)
 
         // Paused with the flip's event lost; the shell set the mode again on return.
@@ -33,7 +33,7 @@ struct SessionResumeTests {
         #expect(resumed.timestamp == v)
         #expect(resumed.provenance == .hardwareVBlank)
         // And the rhythm goes on as before: the next frame flips.
-        #expect(s.presented(now: v + Nanoseconds(1_000_000)) == .flip)
+        #expect(s.frameSubmitted(now: v + Nanoseconds(1_000_000)) == .flip)
     }
 
     @Test("a resume before the first mode set leaves the start as it was: the next frame sets the mode")
@@ -43,6 +43,6 @@ struct SessionResumeTests {
         let t0 = MonotonicInstant(nanoseconds: 2_000_000_000)
         guard case .dispatch(let event) = s.start(now: t0, refreshIndex: 0) else { Issue.record("no first callback"); return }
         #expect(event.sequence == nil)
-        #expect(s.presented(now: t0) == .setMode)
+        #expect(s.frameSubmitted(now: t0) == .setMode)
     }
 }
