@@ -1,0 +1,38 @@
+import DisplayLinkCore
+
+/// Commit timing: each commit's target time, and strides for a preferred rate below the refresh
+/// (see <doc:WaylandScheduling>).
+extension WaylandRefreshScheduler {
+    /// The stride the next compositor-paced refresh gets (see <doc:WaylandScheduling>): the largest
+    /// divisor of the link interval up to ``maximumStride`` (so every link still fires on its
+    /// refresh: 5 for an interval of 10, not 8) when striding saves wake-ups, else 1.
+    public var stride: Int {
+        guard usesCommitTimingNow, !isStridingUseless, isPeriodMeasured, timeline.latest != nil,
+              let depth = learnedDepth else { return 1 }
+        let stride = WaylandRefreshScheduler.largestDivisor(of: linkFrameInterval,
+                                                            atMost: WaylandRefreshScheduler.maximumStride)
+        return stride > depth ? stride : 1
+    }
+
+    /// The largest divisor of `n` (≥ 1) that is at most `limit` (≥ 1).
+    public static func largestDivisor(of n: Int, atMost limit: Int) -> Int {
+        guard n > 1 else { return 1 }
+        var d = min(n, max(1, limit))
+        while n % d != 0 { d -= 1 }
+        return d
+    }
+
+    /// Periods a strided refresh's target lies beyond the depth's (0 without a stride).
+    func extraPeriods(forStride stride: Int) -> Int {
+        guard stride > 1, let depth = learnedDepth else { return 0 }
+        return max(0, stride - depth)
+    }
+
+    /// Half a period before `target` (see <doc:WaylandScheduling>), with commit timing once a
+    /// presentation is known; else nil. Before the first presentation the surface may not be
+    /// mapped: mutter 48 never applies a timed commit of a surface that is on no output yet.
+    func commitTarget(for target: MonotonicInstant) -> MonotonicInstant? {
+        guard usesCommitTimingNow, timeline.latest != nil else { return nil }
+        return saturatingAdd(target, Nanoseconds(-(period.value / 2)))
+    }
+}

@@ -1,0 +1,107 @@
+import DisplayLinkCore
+
+/// Presentation feedback: the slots requests are filed under, what each report teaches the
+/// rhythm, and forgetting the rhythm when the output changes.
+extension WaylandRefreshScheduler {
+    /// A feedback request: the refresh whose frame it reports on, and what that refresh knew and
+    /// asked for. The slots are allocated once, so filing and taking one allocates nothing.
+    struct Slot: Sendable {
+        var inUse = false
+        var refreshIndex: UInt64 = 0
+        var knownAtDraw: MonotonicInstant?
+        var commitTarget: MonotonicInstant?
+        var stride = 1
+        var extraPeriods = 0
+    }
+
+    /// Feedback requests not answered yet.
+    public var outstandingFeedbackCount: Int {
+        var n = 0
+        for slot in slots where slot.inUse { n += 1 }
+        return n
+    }
+
+    /// The refresh index the feedback in `slot` reports on (nil when the slot is free).
+    public func refreshIndex(ofSlot slot: Int) -> UInt64? {
+        guard slots.indices.contains(slot), slots[slot].inUse else { return nil }
+        return slots[slot].refreshIndex
+    }
+
+    // MARK: Presentation feedback
+
+    /// The feedback filed under `slot` reported a presentation at `time` (already on
+    /// `CLOCK_MONOTONIC`), received at `receivedAt`, with the protocol's `flags`. `sequence` 0
+    /// means unknown; `advertisedRefresh` 0 means unknown or variable (the period then comes from
+    /// measurement only). Returns what to deliver to the links (nil for an unknown slot).
+    public mutating func presented(slot: Int, at time: MonotonicInstant, receivedAt: MonotonicInstant,
+                                   sequence: UInt64, advertisedRefresh: Nanoseconds,
+                                   flags: PresentationFlags = []) -> PresentationFeedback? {
+        guard let entry = takeSlot(slot) else { return nil }
+        feedbackCount += 1
+        if entry.refreshIndex == outstandingRequestIndex { outstandingCommitApplied = true }
+        let vblank: UInt64? = sequence == 0 ? nil : sequence
+        rhythm.advertisedRefreshReported(advertisedRefresh)
+        if isPlausible(time, receivedAt: receivedAt) {
+            rhythm.recordPresentation(at: time, sequence: vblank, advertisedRefresh: advertisedRefresh)
+            // A presentation off the rhythm (a stall) says nothing about the depth either.
+            if rhythm.learnInterval(to: time, sequence: vblank, refreshIndex: entry.refreshIndex, stride: entry.stride) {
+                rhythm.learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time, extraPeriods: entry.extraPeriods)
+            }
+        }
+        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
+                                    flags: flags, commitTarget: entry.commitTarget)
+    }
+
+    /// The feedback filed under `slot` reported its frame discarded.
+    public mutating func discarded(slot: Int) -> PresentationFeedback? {
+        guard let entry = takeSlot(slot) else { return nil }
+        feedbackCount += 1
+        if entry.refreshIndex == outstandingRequestIndex { outstandingCommitApplied = true }
+        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .discarded, commitTarget: entry.commitTarget)
+    }
+
+    // MARK: Outputs
+
+    /// The surface moved to another output, or its output's mode changed: everything learned
+    /// about the rhythm is forgotten, and period and phase are learned again from the next
+    /// presentations (`advertisedPeriod` 0: unknown).
+    public mutating func outputChanged(advertisedPeriod: Nanoseconds) {
+        rhythm = RhythmEstimator(advertisedPeriod: advertisedPeriod)
+        lastCallbackArrival = nil
+        lastDeliveredPresentation = nil
+        lastCompositorSequence = nil
+        for index in slots.indices { slots[index].knownAtDraw = nil }
+    }
+
+    // MARK: Slots
+
+    /// Files a feedback request for the frame of refresh `refreshIndex` and returns its slot. When
+    /// every slot is taken (the compositor loses feedback), the oldest request is given up: the
+    /// shell destroys its proxy and reuses the slot.
+    mutating func fileFeedback(refreshIndex: UInt64, commitTarget: MonotonicInstant?, stride: Int) -> Int {
+        let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
+        slots[slot] = Slot(inUse: true, refreshIndex: refreshIndex, knownAtDraw: timeline.latest,
+                           commitTarget: commitTarget, stride: stride,
+                           extraPeriods: extraPeriods(forStride: stride))
+        return slot
+    }
+
+    private func oldestSlot() -> Int {
+        var oldest = 0
+        for index in slots.indices where slots[index].refreshIndex < slots[oldest].refreshIndex { oldest = index }
+        return oldest
+    }
+
+    private mutating func takeSlot(_ slot: Int) -> Slot? {
+        guard slots.indices.contains(slot), slots[slot].inUse else { return nil }
+        let entry = slots[slot]
+        slots[slot] = Slot()
+        return entry
+    }
+
+    private func isPlausible(_ time: MonotonicInstant, receivedAt: MonotonicInstant) -> Bool {
+        let (ahead, overflow) = time.nanoseconds.subtractingReportingOverflow(receivedAt.nanoseconds)
+        return !overflow && ahead <= WaylandRefreshScheduler.futureTolerance.value
+            && ahead >= -WaylandRefreshScheduler.pastTolerance.value
+    }
+}

@@ -1,0 +1,54 @@
+import DisplayLinkCore
+
+/// Stalls and failure: the watchdog that notices callbacks stopped (and ticks on a timer while
+/// they are), and a failed connection.
+extension WaylandRefreshScheduler {
+    /// What a watchdog firing leads to.
+    public enum WatchdogAction: Sendable, Hashable {
+        case nothing
+        /// Callbacks stopped: ``WaylandRefreshScheduler/isStalled`` just became true (no fallback
+        /// ticks configured).
+        case stalled
+        /// Dispatch this fallback tick (stalled, with fallback ticks configured).
+        case fallbackTick(Refresh)
+    }
+
+    /// Whether the shell should run its watchdog timer.
+    public var wantsWatchdog: Bool { isActive && !isFailed && !isSuspended }
+
+    /// How often the watchdog timer fires (the fallback interval, or the stall timeout; ≥ 1 ms).
+    public var watchdogInterval: Nanoseconds {
+        let interval = configuration.fallbackTickInterval ?? configuration.stallTimeout
+        return max(interval, Nanoseconds(1_000_000))
+    }
+
+    /// The watchdog timer fired at `now`.
+    public mutating func watchdog(now: MonotonicInstant) -> WatchdogAction {
+        guard isActive, !isFailed, !isSuspended else { return .nothing }
+        let (idle, overflow) = now.nanoseconds.subtractingReportingOverflow(lastActivity.nanoseconds)
+        guard !overflow, idle >= configuration.stallTimeout.value else { return .nothing }
+        let noticed = !isStalled
+        if noticed {
+            isStalled = true
+            returningFromStall = true
+        }
+        guard configuration.fallbackTickInterval != nil else { return noticed ? .stalled : .nothing }
+        let timestamp = notBeforeLast(now)
+        let steps = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
+        lastCompositorSequence = nil
+        defer { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) }
+        // Keeps (or makes) a frame request outstanding so the compositor can resume pacing us.
+        return .fallbackTick(makeRefresh(timestamp: timestamp, steps: steps,
+                                         target: saturatingAdd(timestamp, period), provenance: .timerFallback,
+                                         followsStall: false, stride: 1))
+    }
+
+    /// The connection failed: nothing is outstanding, and nothing more happens.
+    public mutating func connectionFailed() {
+        isFailed = true
+        heldProbe = .none
+        hasOutstandingFrameCallback = false
+        callbackArrival = nil
+        for index in slots.indices { slots[index] = Slot() }
+    }
+}

@@ -1,0 +1,80 @@
+import DisplayLinkCore
+import Dispatch
+import FrameSchedulers
+internal import CWayland
+internal import CWaylandClient
+
+/// The held-commit rule's shell (the rule itself is ``WaylandRefreshScheduler``'s): its timer,
+/// the `wl_display.sync` probes, and the commit that releases a held frame.
+extension WaylandFrameSource {
+    /// Arms the held-commit timer for ``WaylandRefreshScheduler/heldCommitCheckTime`` unless it is
+    /// armed already: an earlier arming fires, finds the frame answered, and re-arms for the
+    /// outstanding one, so the timer is set at most once every few periods, not every frame.
+    func armHeldCommitCheck() {
+        guard !isHeldCommitTimerArmed, error == nil, let due = scheduler.heldCommitCheckTime else { return }
+        let timer: DispatchSourceTimer
+        if let existing = heldCommitTimer {
+            timer = existing
+        } else {
+            timer = DispatchSource.makeTimerSource(queue: .main)
+            timer.setEventHandler { [weak self] in
+                onMainActor(self) { $0?.heldCommitTimerFired() }
+            }
+            timer.schedule(deadline: .distantFuture)
+            timer.resume()
+            heldCommitTimer = timer
+        }
+        let wait = max(0, (due - MonotonicInstant.now()).value)
+        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: wait)), leeway: .milliseconds(1))
+        isHeldCommitTimerArmed = true
+    }
+
+    private func heldCommitTimerFired() {
+        isHeldCommitTimerArmed = false
+        guard error == nil, !window.isDestroyed else { return }
+        if scheduler.heldCommitCheck(at: MonotonicInstant.now()) == .probe {
+            // Rare (a timed commit 4 periods late), so the connection's own round trip serves;
+            // its answer holds the source weakly.
+            connection.sync { [weak self] in self?.probeAnswered() }
+            WaylandFrameSource.log.debug("""
+                a timed commit is \(WaylandRefreshScheduler.heldCommitPeriods) periods past its target with no \
+                frame callback: asking the compositor (probe \(scheduler.probesSent))
+                """)
+        }
+        armHeldCommitCheck()
+    }
+
+    private func probeAnswered() {
+        guard error == nil, !window.isDestroyed else { return }
+        if case .fallBack(let release) = scheduler.compositorAnswered(at: MonotonicInstant.now()) {
+            releaseHeldCommit(at: release)
+        }
+        armHeldCommitCheck()
+    }
+
+    /// Timed commits are held: commit once, timed at `release` (a period ahead: a commit due at
+    /// once behind the held one does not wake mutter 50's frame clock, one timed in the future
+    /// does), so the held frame and its callback come through; the commits after it are untimed.
+    private func releaseHeldCommit(at release: MonotonicInstant) {
+        stallLogged = true
+        let reason = scheduler.commitTimingFallbackReason ?? "timed commits are held"
+        if releaseCommitCount > 0 {
+            WaylandFrameSource.log.debug("""
+                the release commit was held as well: released again with a commit timed a period ahead \
+                (release \(releaseCommitCount + 1))
+                """)
+        } else {
+            WaylandFrameSource.log.warning("""
+                commit timing turned off for this surface: \(reason); released with one commit timed a period \
+                ahead, untimed commits from here on (WaylandFrameSource.Configuration.usesCommitTiming / \
+                DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false \
+                keeps timed commits)
+                """)
+        }
+        guard !window.isDestroyed, let timer = window.commitTimer else { return }
+        setTimestamp(timer, release)
+        wl_surface_commit(window.surface)
+        releaseCommitCount += 1
+        connection.dispatchPending()
+    }
+}
