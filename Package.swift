@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "GLESRenderer", targets: ["GLESRenderer"]),
         .library(name: "Motion", targets: ["Motion"]),
         .library(name: "DRMBackend", targets: ["DRMBackend"]),
+        .library(name: "ConsoleSeat", targets: ["ConsoleSeat"]),
         .library(name: "Scenes", targets: ["Scenes"]),
         .library(name: "PNGImage", targets: ["PNGImage"]),
         .library(name: "DisplaySurface", targets: ["DisplaySurface"]),
@@ -59,9 +60,17 @@ let package = Package(
         // Kernel and C library calls with errno captured at once, as swift-system's Errno.
         .target(name: "KernelCall", dependencies: [.product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .target(name: "EGLGraphics", dependencies: ["CEGL"], swiftSettings: strict),
+        // A session on the seat (libseat: seatd, systemd-logind, or direct access) and the console's
+        // keys (libinput through the seat, or the terminal on standard input).
+        .target(
+            name: "ConsoleSeat",
+            dependencies: ["KernelCall", "CSeat", "CInput", "CXKBCommon", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict
+        ),
         .target(
             name: "DRMBackend",
-            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "KernelCall", "CDRM", "CGBM", "CSeat", "CInput", "CXKBCommon",
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "ConsoleSeat", "KernelCall", "CDRM", "CGBM",
                            .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
@@ -80,7 +89,7 @@ let package = Package(
         // "A place to draw that a display link follows": a Wayland toplevel or a KMS output.
         .target(
             name: "DisplaySurface",
-            dependencies: ["DisplayLinkCore", "WaylandBackend", "DRMBackend", "EGLGraphics", "PNGImage",
+            dependencies: ["DisplayLinkCore", "WaylandBackend", "DRMBackend", "ConsoleSeat", "EGLGraphics", "PNGImage",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
@@ -118,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DRMBackendTests",
-            dependencies: ["DRMBackend", "DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "GLESRenderer", "displaylink-demo",
+            dependencies: ["DRMBackend", "ConsoleSeat", "DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "GLESRenderer", "displaylink-demo",
                            .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),

@@ -1,6 +1,7 @@
 import Glibc
 import KernelCall
 import SystemPackage
+import ConsoleSeat
 internal import CDRM
 
 /// An opened DRM device that is master, with the capabilities and quirks the display acts on.
@@ -52,9 +53,10 @@ struct DRMDevice {
             sawDevice = true
             let device: SeatSession.Device
             do { device = try session.openDevice(path) } catch {
-                if case .noDevice = error { continue }
-                if case .kernel = error { continue }
-                throw error
+                switch error {
+                case .noDevice, .openFailed: continue
+                default: throw .session(error)
+                }
             }
             defer { session.closeDevice(device) }
             if OutputSelection.hasConnectedConnector(fd: device.fd) { return path }
@@ -65,6 +67,22 @@ struct DRMDevice {
 }
 
 extension DRMDisplay {
+    /// Opens a session as `options` say.
+    @MainActor static func openSession(_ options: SeatSession.Options) throws(DRMError) -> SeatSession {
+        do { return try SeatSession.open(options: options) } catch { throw .session(error) }
+    }
+
+    /// Opens the DRM device at `path` in `session`.
+    @MainActor static func openDevice(_ path: String, in session: SeatSession) throws(DRMError) -> SeatSession.Device {
+        do { return try session.openDevice(path) } catch {
+            switch error {
+            case .noDevice: throw .noDevice(path: path)
+            case .openFailed(_, let code): throw openError(path: path, errno: code)
+            default: throw .session(error)
+            }
+        }
+    }
+
     /// The error for a failed open of a DRM device.
     public nonisolated static func openError(path: String, errno code: Errno) -> DRMError {
         switch code {

@@ -1,4 +1,5 @@
 import SystemPackage
+import ConsoleSeat
 
 /// Seat pauses and resumes: another VT comes to the front and goes again.
 extension DRMDisplay {

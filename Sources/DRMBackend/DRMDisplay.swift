@@ -5,6 +5,7 @@ internal import FrameSchedulers
 import Glibc
 import Logging
 import SystemPackage
+import ConsoleSeat
 internal import CDRM
 
 /// A DRM/KMS display as a frame source: mode set, GBM surface with EGL, page flips with
@@ -118,10 +119,10 @@ public final class DRMDisplay: FrameSource {
     var eventToken: UInt64 { UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque())) }
 
     public init(options: Options = Options()) throws(DRMError) {
-        let session = try SeatSession.open(options: options.session)
+        let session = try DRMDisplay.openSession(options.session)
         var path = options.devicePath ?? ""
         if options.devicePath == nil { path = try DRMDevice.find(session: session) }
-        let device = try session.openDevice(path)
+        let device = try DRMDisplay.openDevice(path, in: session)
         var cleanup = true
         defer { if cleanup { session.closeDevice(device) } }
         var probe = try DRMDevice.probe(fd: device.fd, path: path, kmsAPI: options.kmsAPI)

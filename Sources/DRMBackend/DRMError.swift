@@ -1,5 +1,6 @@
 import Glibc
 public import SystemPackage
+import ConsoleSeat
 
 /// Everything the DRM/KMS backend can fail with, worded so a person can act on it.
 public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {

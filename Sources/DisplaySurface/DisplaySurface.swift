@@ -6,6 +6,7 @@ import Glibc
 import Logging
 import PNGImage
 import WaylandBackend
+import ConsoleSeat
 
 /// A place to draw that a display link follows: an xdg toplevel on a Wayland compositor, or a
 /// DRM/KMS output on a console. The same calls on both:

@@ -1,5 +1,6 @@
 import DisplayLinkCore
 import DRMBackend
+import ConsoleSeat
 
 extension DisplaySurface {
     /// The backend a surface is open on.

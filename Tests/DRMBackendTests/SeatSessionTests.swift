@@ -1,3 +1,4 @@
+import ConsoleSeat
 import DRMBackend
 import SystemPackage
 import DisplayLinkCore
@@ -128,7 +129,7 @@ func sessionChoiceWithoutSeatManager() throws {
         _ = try SeatSession.open(options: .init(manager: .seat))
         Issue.record("a seat opened with no seat manager running")
     } catch {
-        guard case .session(.noSeatManager(let detail)) = error else {
+        guard case .noSeatManager(let detail) = error else {
             Issue.record("unexpected error \(error)")
             return
         }

@@ -3,7 +3,7 @@ import Glibc
 import Logging
 import Synchronization
 import SystemPackage
-internal import CDRM
+import KernelCall
 internal import CSeat
 
 /// Access to the display and input devices of a seat: through a seat manager (libseat, talking
@@ -97,14 +97,14 @@ public final class SeatSession {
     }
 
     /// Opens a session as `options` say.
-    public static func open(options: Options = Options()) throws(DRMError) -> SeatSession {
+    public static func open(options: Options = Options()) throws(SeatSessionError) -> SeatSession {
         switch options.manager {
         case .direct:
             SeatSession.log.debug("session: direct device access (options.manager = .direct)")
             return SeatSession()
         case .seat:
             guard SeatSession.runningManager() != nil else {
-                throw .session(.noSeatManager(detail: "no seatd socket at \(SeatSession.seatdSocket), no systemd-logind, LIBSEAT_BACKEND not set"))
+                throw .noSeatManager(detail: "no seatd socket at \(SeatSession.seatdSocket), no systemd-logind, LIBSEAT_BACKEND not set")
             }
             return try SeatSession(seatOptions: options)
         case .automatic:
@@ -112,7 +112,7 @@ public final class SeatSession {
                 SeatSession.log.debug("session: through the seat manager (\(manager))")
                 do {
                     return try SeatSession(seatOptions: options)
-                } catch .session(.noSeatManager(let detail)) {
+                } catch .noSeatManager(let detail) {
                     // Signs of one, but none answered: direct access if this process may.
                     SeatSession.log.debug("session: the seat manager did not answer (libseat: \(detail)); devices opened directly")
                     let session = SeatSession()
@@ -147,7 +147,7 @@ public final class SeatSession {
         return "/run/seatd.sock"
     }
 
-    private init(seatOptions options: Options) throws(DRMError) {
+    private init(seatOptions options: Options) throws(SeatSessionError) {
         SeatSession.installLogHandler()
         isActive = false
         let listener = UnsafeMutablePointer<libseat_seat_listener>.allocate(capacity: 1)
@@ -162,7 +162,7 @@ public final class SeatSession {
             listener.deinitialize(count: 1)
             listener.deallocate()
             self.listener = nil
-            throw .session(.noSeatManager(detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code))))
+            throw .noSeatManager(detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code)))
         }
         self.seat = seat
         let name = libseat_seat_name(seat).map { String(cString: $0) } ?? "seat0"
@@ -183,7 +183,7 @@ public final class SeatSession {
                 let code = errno
                 libseat_close_seat(seat)
                 self.seat = nil
-                throw .session(.seatFailed(operation: "libseat_dispatch", detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code))))
+                throw .seatFailed(operation: "libseat_dispatch", detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code)))
             }
             if !isActive && !logged {
                 logged = true
@@ -193,7 +193,7 @@ public final class SeatSession {
         guard isActive else {
             libseat_close_seat(seat)
             self.seat = nil
-            throw .session(.notActive(seat: name, waited: options.activationTimeout ?? .zero))
+            throw .notActive(seat: name, waited: options.activationTimeout ?? .zero)
         }
         // Only now the C callbacks may find this object from its pointer for good.
         self.box = box
@@ -215,24 +215,23 @@ public final class SeatSession {
 
     /// Opens a device (a DRM card, an evdev node): through the seat (which also makes a DRM
     /// device's descriptor master), or directly. Errors say what to do.
-    public func openDevice(_ path: String, flags: Int32 = O_RDWR | O_CLOEXEC) throws(DRMError) -> Device {
-        guard !closed else { throw .session(.seatFailed(operation: "open \(path)", detail: "the session is closed")) }
+    public func openDevice(_ path: String, flags: Int32 = O_RDWR | O_CLOEXEC) throws(SeatSessionError) -> Device {
+        guard !closed else { throw .seatFailed(operation: "open \(path)", detail: "the session is closed") }
         if let seat {
             var fd: Int32 = -1
             SeatSession.lastMessage.withLock { $0 = nil }
             let id = path.withCString { libseat_open_device(seat, $0, &fd) }
             guard id >= 0, fd >= 0 else {
                 let code = errno
-                if code == ENOENT || code == ENODEV || code == ENXIO { throw .noDevice(path: path) }
-                throw .session(.deviceRefused(path: path, seat: kind.description, detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code))))
+                if code == ENOENT || code == ENODEV || code == ENXIO { throw .noDevice(path: path, errno: Errno(rawValue: code)) }
+                throw .deviceRefused(path: path, seat: kind.description, detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code)))
             }
             return Device(path: path, fd: fd, id: id)
         }
-        let fd = Glibc.open(path, flags)
-        guard fd >= 0 else {
-            let code = errno
-            if noManager && (code == EACCES || code == EPERM) { throw .session(.noSeatManagerAndNoAccess(path: path)) }
-            throw DRMDisplay.openError(path: path, errno: Errno(rawValue: code))
+        let fd: Int32
+        do { fd = try KernelCall.value { Glibc.open(path, flags) } } catch {
+            if noManager && (error == .permissionDenied || error == .notPermitted) { throw .noSeatManagerAndNoAccess(path: path) }
+            throw .openFailed(path: path, errno: error)
         }
         return Device(path: path, fd: fd, id: nil)
     }
@@ -345,6 +344,10 @@ public final class SeatSession {
 
 /// What opening devices through a seat can fail with, worded so a person can act on it.
 public enum SeatSessionError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// No device at this path (through the seat: the seat manager found none).
+    case noDevice(path: String, errno: Errno)
+    /// Opening the device directly failed (`errno` says why: no device, no permission, …).
+    case openFailed(path: String, errno: Errno)
     /// A seat manager was asked for (or its socket exists) but none answered.
     case noSeatManager(detail: String)
     /// No seat manager runs, and this user may not open the device itself.
@@ -358,6 +361,8 @@ public enum SeatSessionError: Error, CustomStringConvertible, Sendable, Equatabl
 
     public var description: String {
         switch self {
+        case .noDevice(let path, let code), .openFailed(let path, let code):
+            "Cannot open \(path): \(code)."
         case .noSeatManager(let detail):
             "No seat manager answered (libseat: \(detail)). Start seatd as root (`seatd -g video`, or enable its service) "
                 + "and add this user to that group (then log in again), or run from a systemd-logind session (log in on the console); "
