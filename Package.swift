@@ -80,8 +80,9 @@ let package = Package(
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
-            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "CWayland", "CWaylandClient", "CWaylandEGL", "CXKBCommon",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "KernelCall", "CWayland", "CWaylandClient", "CWaylandEGL",
+                           "CXKBCommon", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
         // A private headless weston for tests, benchmarks and the demo's --headless.

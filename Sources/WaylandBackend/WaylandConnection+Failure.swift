@@ -1,3 +1,4 @@
+import SystemPackage
 import Glibc
 internal import CWayland
 internal import CWaylandClient
@@ -23,7 +24,8 @@ extension WaylandConnection {
             return .protocolError(interface: interface.map { String(cString: $0) } ?? "unknown",
                                   objectID: objectID, code: protocolCode)
         }
-        return .connectionLost(errno: code != 0 ? code : errno)
+        let lost = code != 0 ? code : errno
+        return .connectionLost(errno: lost != 0 ? Errno(rawValue: lost) : nil)
     }
 
     func fail() {

@@ -1,6 +1,7 @@
 import DisplayLinkCore
 import Dispatch
 import Glibc
+import KernelCall
 internal import CWayland
 internal import CWaylandClient
 
@@ -103,9 +104,10 @@ public final class WaylandConnection {
         self.options = options
         let name = socket ?? getenv("WAYLAND_DISPLAY").map { String(cString: $0) } ?? "wayland-0"
         socketName = name
-        errno = 0
-        guard let display = wl_display_connect(socket) else {
-            throw .cannotConnect(socket: name, errno: errno)
+        errno = 0  // libwayland leaves it unset for some failures
+        let display: OpaquePointer
+        do { display = try KernelCall.pointer { wl_display_connect(socket) } } catch {
+            throw .cannotConnect(socket: name, errno: error.rawValue == 0 ? nil : error)
         }
         self.display = display
         compositorName = WaylandConnection.peerProcessName(fd: wl_display_get_fd(display))

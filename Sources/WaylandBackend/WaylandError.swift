@@ -1,13 +1,15 @@
 import EGLGraphics
+public import SystemPackage
 
 /// Everything the Wayland backend can fail with, worded so a person can act on it.
 public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
     /// No compositor at the socket.
-    case cannotConnect(socket: String, errno: Int32)
+    case cannotConnect(socket: String, errno: Errno?)
     /// The compositor lacks globals this backend cannot work without.
     case missingGlobals([String])
-    /// The compositor closed the connection (it exited or crashed).
-    case connectionLost(errno: Int32)
+    /// The compositor closed the connection (it exited or crashed); the error the socket gave,
+    /// when it gave one.
+    case connectionLost(errno: Errno?)
     /// The compositor killed the connection for a protocol error.
     case protocolError(interface: String, objectID: UInt32, code: UInt32)
     /// The surface never got its first configure.
@@ -24,12 +26,12 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String {
         switch self {
         case .cannotConnect(let socket, let errno):
-            "Cannot connect to the Wayland compositor at '\(socket)' (\(errnoName(errno))). "
+            "Cannot connect to the Wayland compositor at '\(socket)' (\(WaylandError.text(errno))). "
                 + "Is a compositor running? Check WAYLAND_DISPLAY and XDG_RUNTIME_DIR, or connect to the socket of a running compositor."
         case .missingGlobals(let names):
             "The Wayland compositor does not offer \(names.joined(separator: ", ")), which this program needs."
         case .connectionLost(let errno):
-            "The Wayland compositor went away (\(errnoName(errno))): the connection is closed."
+            "The Wayland compositor went away (\(WaylandError.text(errno))): the connection is closed."
         case .protocolError(let interface, let id, let code):
             "The Wayland compositor reported protocol error \(code) on \(interface)@\(id) and closed the connection."
         case .notConfigured:
@@ -46,20 +48,10 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
                 + "(waylandReplyTimeout in DisplaySurface.Options, replyTimeout in WaylandConnection.Options)."
         }
     }
-}
 
-func errnoName(_ code: Int32) -> String {
-    switch code {
-    case 0: "no error code"
-    case 1: "EPERM"
-    case 2: "ENOENT: no such socket"
-    case 11: "EAGAIN"
-    case 13: "EACCES: permission denied"
-    case 32: "EPIPE: broken pipe"
-    case 71: "EPROTO: protocol error"
-    case 104: "ECONNRESET: connection reset"
-    case 111: "ECONNREFUSED: connection refused"
-    default: "errno \(code)"
+    private static func text(_ code: Errno?) -> String {
+        guard let code else { return "no error code" }
+        return "\(code), errno \(code.rawValue)"
     }
 }
 

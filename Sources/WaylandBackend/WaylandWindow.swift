@@ -97,7 +97,7 @@ public final class WaylandWindow {
             case .failed:
                 connection.checkForFailure()
                 destroy()
-                throw connection.error ?? .connectionLost(errno: 0)
+                throw connection.error ?? .connectionLost(errno: nil)
             case .timedOut:
                 destroy()
                 throw connection.notResponding
