@@ -65,12 +65,13 @@ struct DamageTracker {
         return .region(Rect(x: Float(x0), y: Float(y0), width: Float(x1 - x0), height: Float(y1 - y0)))
     }
 
-    /// Records a frame that changed within `changed` (everything when `frameChanged`) and returns
-    /// what a buffer of age `age` needs redrawn for it (1: the buffer holds the previous frame;
-    /// 0: unknown). `forced`, when given, is redrawn whatever the age.
-    mutating func record(changed: Bounds, frameChanged: Bool, width: Int32, height: Int32, clearColor: RGBA,
+    /// Records a frame that changed within `changed` (everything when its size or clear colour is
+    /// new, see ``frameChanged(width:height:clearColor:)``) and returns what a buffer of age `age`
+    /// needs redrawn for it (1: the buffer holds the previous frame; 0: unknown). `forced`, when
+    /// given, is redrawn whatever the age.
+    mutating func record(changed: Bounds, width: Int32, height: Int32, clearColor: RGBA,
                          age: Int, forced: Bounds? = nil) -> Bounds {
-        let thisFrame = frameChanged ? Bounds.everything : changed
+        let thisFrame = frameChanged(width: width, height: height, clearColor: clearColor) ? Bounds.everything : changed
         var redraw = thisFrame
         if let forced {
             redraw = forced

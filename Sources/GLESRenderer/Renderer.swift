@@ -262,8 +262,8 @@ public final class Renderer {
 
         // What this buffer needs: the changes of the frames since it was drawn.
         let age = forcedRedraw != nil || !usesPartialRedraw ? 0 : (givenAge ?? EGLCurrentSurface.bufferAge())
-        let redraw = damageTracker.record(changed: changed, frameChanged: frameChanged, width: width, height: height,
-                                          clearColor: clearColor, age: age, forced: forcedRedraw)
+        let redraw = damageTracker.record(changed: changed, width: width, height: height, clearColor: clearColor,
+                                          age: age, forced: forcedRedraw)
 
         prepareCacheTargets()
 

@@ -36,7 +36,7 @@ struct DamageTrackerTests {
         var tracker = DamageTracker()
         let grey = RGBA(0.5, 0.5, 0.5)
         #expect(tracker.frameChanged(width: 100, height: 80, clearColor: grey))
-        _ = tracker.record(changed: Bounds(), frameChanged: true, width: 100, height: 80, clearColor: grey, age: 0)
+        _ = tracker.record(changed: Bounds(), width: 100, height: 80, clearColor: grey, age: 0)
         #expect(!tracker.frameChanged(width: 100, height: 80, clearColor: grey))
         #expect(tracker.frameChanged(width: 101, height: 80, clearColor: grey))
         #expect(tracker.frameChanged(width: 100, height: 81, clearColor: grey))
@@ -47,10 +47,10 @@ struct DamageTrackerTests {
     func buffersByAge() {
         var tracker = DamageTracker()
         let a = Self.bounds(0, 0, 10, 10), b = Self.bounds(20, 20, 10, 10), c = Self.bounds(50, 0, 5, 5)
-        func record(_ changed: Bounds, age: Int, frameChanged: Bool = false) -> Bounds {
-            tracker.record(changed: changed, frameChanged: frameChanged, width: 100, height: 100, clearColor: RGBA(0, 0, 0), age: age)
+        func record(_ changed: Bounds, age: Int) -> Bounds {
+            tracker.record(changed: changed, width: 100, height: 100, clearColor: RGBA(0, 0, 0), age: age)
         }
-        #expect(record(a, age: 0, frameChanged: true) == .everything)
+        #expect(record(a, age: 0) == .everything)  // the first frame: everything changed
         #expect(record(b, age: 1) == b)
         #expect(record(c, age: 2) == Bounds(minX: 20, minY: 0, maxX: 55, maxY: 30))
         #expect(record(a, age: 3) == Bounds(minX: 0, minY: 0, maxX: 55, maxY: 30))
@@ -70,7 +70,7 @@ struct DamageTrackerTests {
         #expect(record(a, age: 5) == .everything)
         // A forced region is redrawn whatever the age.
         let forced = Self.bounds(1, 1, 98, 98)
-        #expect(tracker.record(changed: a, frameChanged: false, width: 100, height: 100, clearColor: RGBA(0, 0, 0), age: 1,
+        #expect(tracker.record(changed: a, width: 100, height: 100, clearColor: RGBA(0, 0, 0), age: 1,
                                forced: forced) == forced)
     }
 
@@ -88,7 +88,7 @@ struct DamageTrackerTests {
                 }
                 changes.append(changed)
                 let age = Int.random(in: 0...10, using: &random)
-                let redraw = tracker.record(changed: changed, frameChanged: frame == 0, width: 100, height: 100,
+                let redraw = tracker.record(changed: changed, width: 100, height: 100,
                                             clearColor: RGBA(0, 0, 0), age: age)
                 if age == 0 || age > frame || age > DamageTracker.historyLength {
                     #expect(redraw == .everything)
