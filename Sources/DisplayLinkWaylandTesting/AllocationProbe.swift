@@ -41,10 +41,16 @@ package enum AllocationProbe {
         try PreloadLibrary.build(source(counting: call), named: "alloc-probe", in: directory)
     }
 
+    /// Builds the probe and runs `body` with its path, as ``PreloadLibrary/withLibrary(_:named:for:_:)``
+    /// does (nothing under a sanitizer).
+    package static func withProbe(counting call: FrameCall, for test: String, _ body: (String) throws -> Void) throws {
+        try PreloadLibrary.withLibrary(source(counting: call), named: "alloc-probe", for: test, body)
+    }
+
     /// The summary the probe wrote to standard error when the program ended; nil when it wrote none.
     package static func summary(in standardError: String) -> Summary? {
-        guard let line = standardError.split(separator: "\n").last(where: { $0.hasPrefix("alloc-probe: ") && $0.contains("frames presented") })
-        else { return nil }
+        let lines = standardError.split(separator: "\n")
+        guard let line = lines.last(where: { $0.hasPrefix("alloc-probe: ") && $0.contains("frames presented") }) else { return nil }
         // "alloc-probe: F frames presented, A allocations from frame FROM to TO, P non-blocking polls"
         let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
         guard numbers.count >= 5 else { return nil }

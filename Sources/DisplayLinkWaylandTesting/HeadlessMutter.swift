@@ -2,8 +2,8 @@ import Glibc
 
 /// A private headless mutter, for tests and benchmarks: either Debian 12's mutter 43 from the
 /// host, or a newer mutter in a cached Debian root built by `Scripts/os-root` (mutter 48 in
-/// trixie, mutter 50 in forky: ``DebianRoot``), with the newest timing protocols: `wp_presentation` 2, `wp_commit_timing_manager_v1`, `wp_fifo_manager_v1`,
-/// `xdg_wm_base` 6).
+/// trixie, mutter 50 in forky: ``DebianRoot``), with the newest timing protocols (`wp_presentation`
+/// 2, `wp_commit_timing_manager_v1`, `wp_fifo_manager_v1`, `xdg_wm_base` 6).
 ///
 /// It runs as `dbus-run-session -- mutter --headless --wayland --no-x11 --virtual-monitor WxH[@R]…
 /// --wayland-display=NAME` with its own runtime directory, in a process group of its own (mutter,
@@ -67,7 +67,8 @@ public final class HeadlessMutter {
     /// the initialiser blocks its caller until mutter listens (a second, several on a loaded
     /// machine), which on the main actor holds up every other main-actor task meanwhile (other
     /// tests' frames, in a parallel test run).
-    public static func start(flavor: Flavor = .host, monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
+    public static func start(flavor: Flavor = .host,
+                             monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
         try await offCallingThread { try HeadlessMutter(flavor: flavor, monitors: monitors) }
     }
 
@@ -80,7 +81,8 @@ public final class HeadlessMutter {
     /// stopped).
     public var pid: pid_t { process.pid }
 
-    /// Spawns, waits for the socket, stops and cleans up (shared with ``HeadlessRootCompositor``).
+    /// Spawns, waits for the socket, stops and cleans up (shared with ``HeadlessWeston`` and
+    /// ``HeadlessRootCompositor``).
     private let process: CompositorProcessGroup
 
     /// A virtual monitor of the headless compositor (`--virtual-monitor WxH` or `WxH@R`).
@@ -132,11 +134,8 @@ public final class HeadlessMutter {
                     + monitors.flatMap { ["--virtual-monitor", $0.argument] } + ["--wayland-display=\(socketName)"]
             }
         } catch {
-            switch error {
-            case .spawnFailed(let e): throw LaunchError.spawnFailed(e)
-            case .exitedEarly(let status, let log): throw LaunchError.exitedEarly(status: status, log: log)
-            case .noSocket(let log): throw LaunchError.noSocket(log: log)
-            }
+            throw error.launchError(spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
+                                    noSocket: LaunchError.noSocket)
         }
     }
 

@@ -3,7 +3,8 @@ import Glibc
 import Synchronization
 
 /// A private weston on its headless backend, for tests, benchmarks and `--headless` demo runs:
-/// its own runtime directory and socket, no user configuration, stopped by ``stop()`` or deinit.
+/// its own runtime directory and socket, no user configuration, in a process group of its own
+/// (weston and the helper clients it starts), stopped by ``stop()`` or deinit.
 ///
 /// When the process is ended by SIGINT or SIGTERM, nothing runs ``stop()``: opt in to
 /// ``stopOnTerminationSignals()`` (a program without signal handling of its own), or stop the
@@ -21,127 +22,56 @@ public final class HeadlessWeston {
             case .notInstalled: "weston is not installed (apt-get install weston)"
             case .spawnFailed(let e): "could not start weston (errno \(e))"
             case .exitedEarly(let status, let log): "weston exited during start-up (status \(status)):\n\(log)"
-            case .noSocket(let log): "weston did not create its socket within 10 s:\n\(log)"
+            case .noSocket(let log): "weston did not create its socket within 60 s:\n\(log)"
             }
         }
     }
 
     /// The absolute path of the compositor's socket: pass it to `WaylandConnection(socket:)`.
-    public let socketPath: String
-    public let runtimeDirectory: String
-    public let logPath: String
-    public private(set) var pid: pid_t
+    public var socketPath: String { process.socketPath }
+    public var runtimeDirectory: String { process.runtimeDirectory }
+    /// weston's log (its standard output and error).
+    public var logPath: String { process.logPath }
+    /// weston's pid, which is also its process group's (0 once stopped).
+    public var pid: pid_t { process.pid }
 
-    /// Numbers the compositors of this process (tests start several at once, from any thread).
-    private static let counter = Atomic<Int>(0)
+    /// Spawns, waits for the socket, stops and cleans up (shared with ``HeadlessMutter`` and
+    /// ``HeadlessRootCompositor``).
+    private let process: CompositorProcessGroup
 
     /// Starts weston (`--backend=headless-backend.so --use-pixman --idle-time=0`) and waits for
-    /// its socket.
+    /// its socket (60 s at most, a hang guard: weston starts in well under a second).
     public init(width: Int = 640, height: Int = 480, extraArguments: [String] = []) throws {
         guard access("/usr/bin/weston", X_OK) == 0 else { throw LaunchError.notInstalled }
-        let number = HeadlessWeston.counter.add(1, ordering: .relaxed).newValue
-        var template = Array("/tmp/displaylink-weston-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw LaunchError.spawnFailed(errno)
-        }
-        runtimeDirectory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        chmod(runtimeDirectory, 0o700)
-        let socketName = "wayland-dl-\(getpid())-\(number)"
-        socketPath = runtimeDirectory + "/" + socketName
-        logPath = runtimeDirectory + "/weston.log"
-
-        let arguments = ["weston", "--backend=headless-backend.so", "--use-pixman", "--socket=\(socketName)",
-                         "--idle-time=0", "--width=\(width)", "--height=\(height)", "--log=\(logPath)"] + extraArguments
-        var environment = ["XDG_RUNTIME_DIR=\(runtimeDirectory)", "XDG_CONFIG_HOME=\(runtimeDirectory)",
-                           "HOME=\(runtimeDirectory)", "PATH=/usr/bin:/bin"]
-        if let lang = getenv("LANG") { environment.append("LANG=" + String(cString: lang)) }
-
-        var spawnedPID: pid_t = 0
-        var fileActions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&fileActions)
-        posix_spawn_file_actions_addopen(&fileActions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&fileActions, 1, logPath + ".stdout", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
-        defer { posix_spawn_file_actions_destroy(&fileActions) }
-        let status = CompositorProcessGroup.withCStrings(arguments) { argv in
-            CompositorProcessGroup.withCStrings(environment) { envp in
-                posix_spawn(&spawnedPID, "/usr/bin/weston", &fileActions, nil, argv, envp)
+        let language = getenv("LANG").map { ["LANG=" + String(cString: $0)] } ?? []
+        do {
+            // The socket's name carries this process's pid: a test finds the weston a child
+            // started by it.
+            process = try CompositorProcessGroup(label: "weston", socketPrefix: "wayland-dl", root: nil,
+                                                 environment: language) { socketName in
+                ["weston", "--backend=headless-backend.so", "--use-pixman", "--socket=\(socketName)",
+                 "--idle-time=0", "--width=\(width)", "--height=\(height)"] + extraArguments
             }
+        } catch {
+            throw error.launchError(spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
+                                    noSocket: LaunchError.noSocket)
         }
-        guard status == 0 else { throw LaunchError.spawnFailed(status) }
-        pid = spawnedPID
-        HeadlessWeston.running.add(spawnedPID)
-
-        // Wait for the socket (10 s at most: weston starts in well under a second).
-        for _ in 0..<1000 {
-            var exitStatus: Int32 = 0
-            if waitpid(pid, &exitStatus, WNOHANG) == pid {
-                HeadlessWeston.running.remove(pid)
-                pid = 0
-                throw LaunchError.exitedEarly(status: exitStatus, log: readLog())
-            }
-            if access(socketPath, F_OK) == 0 && access(socketPath + ".lock", F_OK) == 0 {
-                usleep(20_000)  // the socket exists before weston listens on it
-                return
-            }
-            usleep(10_000)
-        }
-        stop()
-        throw LaunchError.noSocket(log: readLog())
     }
 
     deinit { stop() }
 
     /// Whether the process is still running.
-    public var isRunning: Bool {
-        guard pid > 0 else { return false }
-        var exitStatus: Int32 = 0
-        if waitpid(pid, &exitStatus, WNOHANG) == pid {
-            HeadlessWeston.running.remove(pid)
-            pid = 0
-            return false
-        }
-        return true
-    }
+    public var isRunning: Bool { process.isRunning }
 
     /// Kills weston at once (SIGKILL), as a crash would.
-    public func kill() {
-        guard pid > 0 else { return }
-        Glibc.kill(pid, SIGKILL)
-        var exitStatus: Int32 = 0
-        waitpid(pid, &exitStatus, 0)
-        HeadlessWeston.running.remove(pid)
-        pid = 0
-    }
+    public func kill() { process.kill() }
 
     /// Stops weston (SIGTERM, then SIGKILL after 3 s) and removes its directory. Idempotent.
     /// A weston stopped by SIGSTOP is continued first, so it handles the SIGTERM at once.
-    public func stop() {
-        if pid > 0 {
-            Glibc.kill(pid, SIGTERM)
-            Glibc.kill(pid, SIGCONT)
-            var exitStatus: Int32 = 0
-            var reaped = false
-            for _ in 0..<300 {
-                if waitpid(pid, &exitStatus, WNOHANG) == pid { reaped = true; break }
-                usleep(10_000)
-            }
-            if !reaped {
-                Glibc.kill(pid, SIGKILL)
-                waitpid(pid, &exitStatus, 0)
-            }
-            HeadlessWeston.running.remove(pid)
-            pid = 0
-        }
-        removeDirectory()
-    }
+    public func stop() { process.stop() }
 
     /// weston's log so far.
-    public func readLog() -> String {
-        CompositorProcessGroup.readFile(logPath) + CompositorProcessGroup.readFile(logPath + ".stdout")
-    }
-
-    private func removeDirectory() { CompositorProcessGroup.removeTree(runtimeDirectory) }
+    public func readLog() -> String { process.readLog() }
 
     // MARK: Stopping on termination signals
 
@@ -197,7 +127,7 @@ final class RunningCompositors: @unchecked Sendable {
         }
     }
 
-    /// `pid` negative: a process group (HeadlessMutter), signalled as a whole.
+    /// `pid` negative: a process group, signalled as a whole.
     func remove(_ pid: pid_t) {
         guard pid != 0 else { return }
         lock.withLock { _ in

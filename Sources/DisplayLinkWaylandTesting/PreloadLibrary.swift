@@ -27,37 +27,24 @@ package enum PreloadLibrary {
         return library.path
     }
 
-    /// Runs `/bin/sh -c command`; returns its status and what it wrote (standard output and error).
-    /// posix_spawn, not Foundation's Process: in the vkms VM the latter cannot make its wake-up
-    /// socket pair, and tests there build probes too.
-    private static func shell(_ command: String) throws -> (status: Int32, output: String) {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw BuildError(description: "pipe failed: errno \(errno)") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
-        posix_spawn_file_actions_addclose(&actions, fds[0])
-        let words: [String] = ["/bin/sh", "-c", command]
-        var argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, &argv, environ)
-        close(fds[1])
-        defer { close(fds[0]) }
-        guard spawned == 0 else { throw BuildError(description: "cannot start /bin/sh: errno \(spawned)") }
-        var output: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(fds[0], &buffer, buffer.count)
-            if n > 0 { output += buffer[0..<n]; continue }
-            if n < 0 && errno == EINTR { continue }
-            break
+    /// Builds `source` (as ``build(_:named:in:)``) in a scratch directory of its own, runs `body` with
+    /// the library's path, and removes the directory. Under a sanitizer `body` does not run: `test`
+    /// prints that it skipped.
+    package static func withLibrary(_ source: String, named name: String, for test: String, _ body: (String) throws -> Void) throws {
+        guard !underSanitizer else {
+            print("\(test): skipped under a sanitizer (the probe cannot be preloaded before its runtime)")
+            return
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return (exit, String(decoding: output, as: UTF8.self))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try body(build(source, named: name, in: directory))
+    }
+
+    /// Runs `/bin/sh -c command`; returns its status and what it wrote (standard output and error).
+    /// The limit only turns a hung compiler into a failure.
+    private static func shell(_ command: String) throws -> (status: Int32, output: String) {
+        let run = try ChildProcess.run(["/bin/sh", "-c", command], errors: .standardOutput, limit: .seconds(600))
+        return (run.termination.status, run.output)
     }
 }

@@ -14,28 +14,22 @@ struct DemoAllocationTests {
     @Test("frames 40 to 140 allocate nothing and poll nothing without waiting, on the main thread (quad, bounce with its HUD, scroll)",
           arguments: [["quad"], ["bounce", "--views", "60"], ["scroll"]])
     func noAllocationPerFrame(scene: [String]) throws {
-        guard !PreloadLibrary.underSanitizer else {
-            print("DemoAllocationTests: skipped under a sanitizer (the probe cannot be preloaded before its runtime)")
-            return
+        try AllocationProbe.withProbe(counting: .eglSwapBuffers, for: "DemoAllocationTests") { probe in
+            let weston = try HeadlessWeston()
+            defer { weston.stop() }
+            let demo = try DemoProcess.run(scene + ["--backend", "wayland", "--size", "250x250", "--frames", "160"],
+                                           weston: weston, extraEnvironment: ["LD_PRELOAD": probe])
+            #expect(demo.status == 0, "stderr: \(demo.stderr.suffix(2000))")
+            let summary = try #require(AllocationProbe.summary(in: demo.stderr), "no probe summary; stderr: \(demo.stderr.suffix(2000))")
+            let (frames, allocations, line) = (summary.frames, summary.allocations, summary.line)
+            guard frames >= AllocationProbe.to else {
+                // Frames presented by another call than eglSwapBuffers (eglSwapBuffersWithDamage, reached
+                // through a pointer): no frames to count by here.
+                print("DemoAllocationTests: \(scene[0]): only \(frames) frames presented through eglSwapBuffers; nothing to count")
+                return
+            }
+            #expect(allocations == 0, "\(scene[0]): \(line)\n\(demo.stderr.suffix(4000))")
+            #expect(summary.nonBlockingPolls == 0, "\(scene[0]): \(line)")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("alloc-probe-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let probe = try AllocationProbe.build(counting: .eglSwapBuffers, in: directory)
-        let weston = try HeadlessWeston()
-        defer { weston.stop() }
-        let demo = try DemoProcess.run(scene + ["--backend", "wayland", "--size", "250x250", "--frames", "160"],
-                                       weston: weston, extraEnvironment: ["LD_PRELOAD": probe])
-        #expect(demo.status == 0, "stderr: \(demo.stderr.suffix(2000))")
-        let summary = try #require(AllocationProbe.summary(in: demo.stderr), "no probe summary; stderr: \(demo.stderr.suffix(2000))")
-        let (frames, allocations, line) = (summary.frames, summary.allocations, summary.line)
-        guard frames >= AllocationProbe.to else {
-            // Frames presented by another call than eglSwapBuffers (eglSwapBuffersWithDamage, reached
-            // through a pointer): no frames to count by here.
-            print("DemoAllocationTests: \(scene[0]): only \(frames) frames presented through eglSwapBuffers; nothing to count")
-            return
-        }
-        #expect(allocations == 0, "\(scene[0]): \(line)\n\(demo.stderr.suffix(4000))")
-        #expect(summary.nonBlockingPolls == 0, "\(scene[0]): \(line)")
     }
 }

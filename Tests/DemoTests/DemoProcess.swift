@@ -1,7 +1,8 @@
 import Foundation
 import DisplayLinkWaylandTesting
 
-/// Runs the built `displaylink-demo` (next to the test bundle) and captures its output.
+/// The harness of these tests: the built `displaylink-demo` (next to the test bundle) run as a
+/// child process, connected to a private weston or to no display at all.
 struct DemoProcess {
     var status: Int32
     var stdout: String
@@ -17,12 +18,11 @@ struct DemoProcess {
 
     /// The demo's environment: connected to `weston` when given, with no display otherwise.
     static func environment(for weston: HeadlessWeston?) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ChildProcess.inheritedEnvironment
         environment.removeValue(forKey: "WAYLAND_DISPLAY")
         environment.removeValue(forKey: "WAYLAND_SOCKET")
         if let weston {
-            environment["XDG_RUNTIME_DIR"] = weston.runtimeDirectory
-            environment["WAYLAND_DISPLAY"] = URL(fileURLWithPath: weston.socketPath).lastPathComponent
+            environment.merge(weston.clientEnvironment) { $1 }
         } else {
             let empty = FileManager.default.temporaryDirectory.appendingPathComponent("no-display-\(getpid())")
             try? FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
@@ -31,31 +31,18 @@ struct DemoProcess {
         return environment
     }
 
-    /// Runs the demo with `arguments`, connected to `weston` when given, with no display otherwise;
-    /// `extraEnvironment` is added to its environment.
+    /// Runs the demo with `arguments` to its end, connected to `weston` when given, with no display
+    /// otherwise; `extraEnvironment` is added to its environment. A demo still running after 120 s
+    /// is killed (a hang guard: it fails its test instead of hanging it).
     static func run(_ arguments: [String], weston: HeadlessWeston?, extraEnvironment: [String: String] = [:]) throws -> DemoProcess {
-        try execute(binary, arguments, environment: environment(for: weston).merging(extraEnvironment) { $1 })
+        let run = try ChildProcess.run([binary] + arguments, environment: environment(for: weston).merging(extraEnvironment) { $1 })
+        return DemoProcess(status: run.termination.status, stdout: run.output, stderr: run.errors)
     }
 
-    private static func execute(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> DemoProcess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // A hung process must fail the test, not hang it: kill it after 120 s.
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        watchdog.cancel()
-        return DemoProcess(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                           stderr: String(decoding: errData, as: UTF8.self))
+    /// Starts the demo with `arguments` as ``run(_:weston:extraEnvironment:)`` does and leaves it
+    /// running, its standard output and error captured.
+    static func start(_ arguments: [String], weston: HeadlessWeston?) throws -> ChildProcess {
+        try ChildProcess([binary] + arguments, environment: environment(for: weston), output: .captured, errors: .captured)
     }
 }
 

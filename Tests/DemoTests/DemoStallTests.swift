@@ -5,47 +5,30 @@ import DisplayLinkWaylandTesting
 @Suite("--seconds is wall-clock time: a run ends whatever the compositor does", .serialized)
 struct DemoStallTests {
     @Test("weston stopped (SIGSTOP) as the link starts: the demo still ends on its own with status 0 and reports the stall")
-    func compositorStopped() throws {
+    func compositorStopped() async throws {
         let weston = try HeadlessWeston()
         defer {
             kill(weston.pid, SIGCONT)
             weston.stop()
         }
         let path = temporaryPath("stall.json")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DemoProcess.binary)
-        process.arguments = ["bounce", "--views", "10", "--size", "320x240", "--seconds", "10", "--report", path]
-        process.environment = DemoProcess.environment(for: weston)
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Hang guard only: a demo that never ends fails the test instead of hanging it.
-        let pid = process.processIdentifier
-        let guardItem = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: guardItem)
-        defer { guardItem.cancel() }
+        let demo = try DemoProcess.start(["bounce", "--views", "10", "--size", "320x240", "--seconds", "10", "--report", path],
+                                         weston: weston)
+        defer { demo.kill() }
         // Event-driven: the demo says "running:" once its link exists (window configured, before
         // the first frame is committed); weston is stopped then, so from here on no frame callback
         // comes (one already on its way at most). The run is 10 s so that even a test process
         // starved for seconds by a loaded host stops weston long before the run would end by itself.
-        var stderr = Data()
-        let reader = err.fileHandleForReading
-        while !String(decoding: stderr, as: UTF8.self).contains("running:") {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            stderr.append(chunk)
-        }
-        #expect(String(decoding: stderr, as: UTF8.self).contains("running: bounce on wayland"))
+        _ = await eventually(within: .seconds(120)) { demo.capturedErrors.contains("running:") || !demo.isRunning }
+        #expect(demo.capturedErrors.contains("running: bounce on wayland"), "stderr: \(demo.capturedErrors)")
         #expect(kill(weston.pid, SIGSTOP) == 0)
-        stderr.append(reader.readDataToEndOfFile())
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let stderrText = String(decoding: stderr, as: UTF8.self)
-        #expect(process.terminationReason == .exit, "killed by the hang guard? stderr: \(stderrText)")
-        #expect(process.terminationStatus == 0, "stderr: \(stderrText)")
+        // Hang guard only: a demo that never ends fails the test instead of hanging it.
+        let ended = await eventually(within: .seconds(120)) { !demo.isRunning }
+        let stderrText = demo.capturedErrors
+        #expect(ended, "still running after the hang guard; stderr: \(stderrText)")
+        #expect(demo.termination == .exited(0), "stderr: \(stderrText)")
         #expect(stderrText.contains("stalled:"), "stderr: \(stderrText)")
-        #expect(String(decoding: stdout, as: UTF8.self).contains("report: \(path)"))
+        #expect(demo.capturedOutput.contains("report: \(path)"))
         let report = try loadJSON(path)
         let summary = report["summary"] as? [String: Any] ?? [:]
         #expect(summary["ended_by"] as? String == "seconds")

@@ -4,57 +4,6 @@ import DisplaySurface
 import GLESRenderer
 import Testing
 
-/// A link that draws every frame at the surface's current size (a red 10×10 square top-left on
-/// blue) and reads each frame back before presenting it.
-@MainActor
-final class ResizingClient {
-    struct Drawn {
-        var width: Int32
-        var height: Int32
-        var bytes: Int
-        var topLeft: [UInt8]
-        var bottomRight: [UInt8]
-    }
-
-    let surface: DisplaySurface
-    var link: DisplayLink?
-    var drawn: [Drawn] = []
-    var resizes: [(width: Int32, height: Int32)] = []
-    var failure: DisplaySurfaceError?
-    var painter = ScissorPainter()
-
-    init(_ surface: DisplaySurface) {
-        self.surface = surface
-        surface.onResize = { [weak self] width, height in self?.resizes.append((width, height)) }
-    }
-
-    func start() {
-        link = DisplayLink(source: surface, target: self) { client, _ in client.tick() }
-    }
-
-    func tick() {
-        do {
-            try surface.beginFrame()
-            let width = surface.width, height = surface.height
-            painter.begin(width: width, height: height, background: RGBA(0, 0, 1))
-            painter.fill(x: 0, y: 0, width: 10, height: 10, color: RGBA(1, 0, 0))
-            let pixels = try surface.readPixels()
-            let last = max(0, (Int(width) * Int(height) - 1) * 4)
-            drawn.append(Drawn(width: width, height: height, bytes: pixels.count,
-                               topLeft: Array(pixels.prefix(4)),
-                               bottomRight: pixels.count >= last + 4 ? Array(pixels[last..<last + 4]) : []))
-            try surface.present()
-        } catch { failure = error }
-    }
-
-    /// Waits (event-driven, 30 s hang guard) for `count` more frames drawn from now.
-    func waitForFrames(_ count: Int) async -> ArraySlice<Drawn> {
-        let start = drawn.count
-        _ = await waitUntil { drawn.count >= start + count || failure != nil }
-        return drawn[start...]
-    }
-}
-
 @MainActor
 @Suite("DisplaySurface fullscreen on a private weston: resize on configure", .serialized)
 struct FullscreenTests {
@@ -72,7 +21,7 @@ struct FullscreenTests {
 
     /// The frames are all drawn and read back at `width`×`height`: `width*height*4` bytes, red
     /// top-left, blue bottom-right (the new buffer really has that size).
-    func expectFrames(_ frames: ArraySlice<ResizingClient.Drawn>, _ width: Int32, _ height: Int32,
+    func expectFrames(_ frames: ArraySlice<SurfaceClient.Drawn>, _ width: Int32, _ height: Int32,
                       sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(frames.count >= 3, "frames keep coming", sourceLocation: sourceLocation)
         for frame in frames {
@@ -85,7 +34,10 @@ struct FullscreenTests {
         }
     }
 
-    @Test("setFullscreen(true): onResize with the output's size, frames drawn at it; setFullscreen(false): back to the windowed size (weston's 0x0 configure)")
+    @Test("""
+        setFullscreen(true): onResize with the output's size, frames drawn at it; setFullscreen(false): back to the windowed size \
+        (weston's 0x0 configure)
+        """)
     func fullscreenAndBack() async throws {
         let weston = try await startWeston()
         defer { weston.stop() }
@@ -93,13 +45,13 @@ struct FullscreenTests {
         defer { surface.close() }
         #expect(surface.width == 320 && surface.height == 240)
         #expect(!surface.isFullscreen)
-        let client = ResizingClient(surface)
+        let client = SurfaceClient(surface, readsEveryFrame: true)
         client.start()
         expectFrames(await client.waitForFrames(3), 320, 240)
         #expect(client.resizes.isEmpty)
 
         surface.setFullscreen(true)
-        try #require(await waitUntil { !client.resizes.isEmpty || client.failure != nil }, "no configure after setFullscreen(true)")
+        try #require(await eventually { !client.resizes.isEmpty || client.failure != nil }, "no configure after setFullscreen(true)")
         #expect(client.failure == nil, "\(String(describing: client.failure))")
         #expect(client.resizes.count == 1)
         #expect(client.resizes.first?.width == FullscreenTests.outputWidth)
@@ -109,7 +61,7 @@ struct FullscreenTests {
         expectFrames(await client.waitForFrames(3), FullscreenTests.outputWidth, FullscreenTests.outputHeight)
 
         surface.setFullscreen(false)
-        try #require(await waitUntil { client.resizes.count >= 2 || client.failure != nil }, "no configure after setFullscreen(false)")
+        try #require(await eventually { client.resizes.count >= 2 || client.failure != nil }, "no configure after setFullscreen(false)")
         #expect(client.failure == nil, "\(String(describing: client.failure))")
         #expect(client.resizes.count == 2)
         #expect(client.resizes.last?.width == 320 && client.resizes.last?.height == 240)
@@ -130,13 +82,13 @@ struct FullscreenTests {
         defer { surface.close() }
         #expect(surface.width == FullscreenTests.outputWidth && surface.height == FullscreenTests.outputHeight)
         #expect(surface.isFullscreen)
-        let client = ResizingClient(surface)
+        let client = SurfaceClient(surface, readsEveryFrame: true)
         client.start()
         expectFrames(await client.waitForFrames(3), FullscreenTests.outputWidth, FullscreenTests.outputHeight)
         #expect(client.resizes.isEmpty)
 
         surface.setFullscreen(false)
-        try #require(await waitUntil { !client.resizes.isEmpty || client.failure != nil }, "no configure after setFullscreen(false)")
+        try #require(await eventually { !client.resizes.isEmpty || client.failure != nil }, "no configure after setFullscreen(false)")
         #expect(client.failure == nil, "\(String(describing: client.failure))")
         #expect(client.resizes.count == 1)
         #expect(client.resizes.first?.width == 320 && client.resizes.first?.height == 240)

@@ -21,7 +21,10 @@ struct OutputChoiceTests {
         return options
     }
 
-    @Test("Options.waylandOutput: an unknown name fails the open naming the outputs there are; each named output gets the fullscreen window at its size")
+    @Test("""
+        Options.waylandOutput: an unknown name fails the open naming the outputs there are; each named output gets the fullscreen window \
+        at its size
+        """)
     func fullscreenOnNamedOutput() async throws {
         let mutter = try await HeadlessMutter.mutter48(monitors: OutputChoiceTests.monitors)
         defer { mutter.stop() }
@@ -50,7 +53,7 @@ struct OutputChoiceTests {
             defer { surface.close() }
             #expect(surface.isFullscreen)
             sizes.insert([surface.width, surface.height])
-            let client = ResizingClient(surface)
+            let client = SurfaceClient(surface, readsEveryFrame: true)
             client.start()
             let frames = await client.waitForFrames(3)
             #expect(frames.count >= 3 && client.failure == nil, "\(String(describing: client.failure))")

@@ -7,49 +7,6 @@ import GLESRenderer
 import Testing
 
 @MainActor
-func waitUntil(_ limit: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock(), deadline = clock.now + limit
-    while !condition() {
-        if clock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return true
-}
-
-/// A link on a surface that draws a coloured square each frame.
-@MainActor
-final class SurfaceClient {
-    let surface: DisplaySurface
-    var link: DisplayLink?
-    var frames: [DisplayFrame] = []
-    var presented = 0
-    var failure: DisplaySurfaceError?
-    var painter = ScissorPainter()
-    var pixels: [UInt8]?
-
-    init(_ surface: DisplaySurface) { self.surface = surface }
-
-    func start() {
-        let link = DisplayLink(source: surface, target: self) { client, link in client.tick(link) }
-        link.presentationHandler = { [weak self] feedback in
-            if case .presented = feedback.outcome { self?.presented += 1 }
-        }
-        self.link = link
-    }
-
-    func tick(_ link: DisplayLink) {
-        frames.append(link.frame)
-        do {
-            try surface.beginFrame()
-            painter.begin(width: surface.width, height: surface.height, background: RGBA(0, 0, 1))
-            painter.fill(x: 0, y: 0, width: 10, height: 10, color: RGBA(1, 0, 0))
-            if frames.count == 3 { pixels = try surface.readPixels() }
-            try surface.present()
-        } catch { failure = error }
-    }
-}
-
-@MainActor
 @Suite("DisplaySurface on a private weston", .serialized)
 struct WaylandSurfaceTests {
     func options(_ weston: HeadlessWeston, backend: DisplaySurface.BackendChoice = .wayland) -> DisplaySurface.Options {
@@ -57,7 +14,9 @@ struct WaylandSurfaceTests {
                                backend: backend, waylandSocket: weston.socketPath)
     }
 
-    @Test("auto opens the compositor's window: size, GLES version, environment; a link runs with beginFrame/present; read-back and screenshot")
+    @Test("""
+        auto opens the compositor's window: size, GLES version, environment; a link runs with beginFrame/present; read-back and screenshot
+        """)
     func framesAndPixels() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
@@ -74,9 +33,9 @@ struct WaylandSurfaceTests {
         #expect(warmUps == 2)
         let client = SurfaceClient(surface)
         client.start()
-        #expect(await waitUntil { client.frames.count >= 20 || client.failure != nil })
+        #expect(await eventually { client.frames.count >= 20 || client.failure != nil })
         #expect(client.failure == nil, "\(String(describing: client.failure))")
-        #expect(await waitUntil { client.presented >= 10 })
+        #expect(await eventually { client.presented >= 10 })
         let pixels = try #require(client.pixels)
         #expect(pixels.count == 200 * 150 * 4)
         #expect(Array(pixels[0..<4]) == [255, 0, 0, 255], "top-left is the red square")
@@ -105,7 +64,7 @@ struct WaylandSurfaceTests {
         surface.addCloseHandler { handlerRuns += 1; weston.stop() }
         let client = SurfaceClient(surface)
         client.start()
-        #expect(await waitUntil { client.frames.count >= 3 })
+        #expect(await eventually { client.frames.count >= 3 })
         surface.close()
         surface.close()
         #expect(surface.isClosed)
@@ -125,12 +84,12 @@ struct WaylandSurfaceTests {
         surface.onError = { errors.append($0) }
         let client = SurfaceClient(surface)
         client.start()
-        #expect(await waitUntil { client.frames.count >= 3 })
+        #expect(await eventually { client.frames.count >= 3 })
         weston.kill()
-        #expect(await waitUntil { !errors.isEmpty })
+        #expect(await eventually { !errors.isEmpty })
         #expect(errors.count == 1)
         if case .wayland(.connectionLost) = errors.first {} else { Issue.record("unexpected \(errors)") }
-        #expect(await waitUntil { client.link?.isValid == false })
+        #expect(await eventually { client.link?.isValid == false })
         #expect(surface.error != nil)
         surface.close()
     }
@@ -185,7 +144,7 @@ struct CloseInCallbackTests {
                 }
                 if target.frames == 3 { surface.close() }
             }
-            #expect(await waitUntil { closed })
+            #expect(await eventually { closed })
             try await Task.sleep(for: .milliseconds(100))
             #expect(target.frames == 3)
             #expect(!link.isValid)

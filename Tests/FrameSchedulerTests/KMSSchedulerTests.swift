@@ -26,7 +26,29 @@ struct KMSSchedulerTests {
         #expect(h.violations.isEmpty, "\(h.violations)", sourceLocation: sourceLocation)
     }
 
-    @Test("start-up: frame 0 is an estimate with no sequence; the first vblank after the mode set is a restart; then one sequence space, no misses")
+    /// `callbacks` run with frame 10 missing its vblank (drawn in a period and 3 ms), every other
+    /// frame drawn in 2 ms.
+    func runWithFrame10Late(callbacks: Int) -> KMSHarness {
+        let h = KMSHarness(period: period)
+        h.renderTime = { [period] n in n == 10 ? period + Nanoseconds(3_000_000) : Nanoseconds(2_000_000) }
+        h.start()
+        h.run(callbacks: callbacks)
+        return h
+    }
+
+    /// Starts `s` at `t` and presents its first frame, which sets the mode.
+    func startAndSetMode(_ s: inout KMSFrameScheduler, at t: MonotonicInstant,
+                         sourceLocation: SourceLocation = #_sourceLocation) throws {
+        var started = false
+        if case .dispatch = s.start(now: t, refreshIndex: 0) { started = true }
+        try #require(started, "no start refresh", sourceLocation: sourceLocation)
+        #expect(s.frameSubmitted(now: t + fast) == .setMode, sourceLocation: sourceLocation)
+    }
+
+    @Test("""
+        start-up: frame 0 is an estimate with no sequence; the first vblank after the mode set is a restart; then one sequence space, no \
+        misses
+        """)
     func startUp() {
         let h = KMSHarness(period: period, firstSequence: 426)
         h.start()
@@ -56,7 +78,9 @@ struct KMSSchedulerTests {
         expectConsistent(h)
     }
 
-    @Test("callbacks before the first frame that draw nothing: the next comes one period later, an estimate, until one draws and sets the mode")
+    @Test("""
+        callbacks before the first frame that draw nothing: the next comes one period later, an estimate, until one draws and sets the mode
+        """)
     func nothingDrawnBeforeModeSet() {
         let h = KMSHarness(period: period, firstSequence: 426)
         h.mayDrawNothingFirst = true
@@ -97,12 +121,12 @@ struct KMSSchedulerTests {
         expectConsistent(h)
     }
 
-    @Test("a frame that misses its vblank: two in flight from then on, the next callback at once, target +2 periods, the held frame flipped at the completion")
+    @Test("""
+        a frame that misses its vblank: two in flight from then on, the next callback at once, target +2 periods, the held frame flipped \
+        at the completion
+        """)
     func missSwitchesToTwoInFlight() {
-        let h = KMSHarness(period: period)
-        h.renderTime = { [period] n in n == 10 ? period + Nanoseconds(3_000_000) : Nanoseconds(2_000_000) }
-        h.start()
-        h.run(callbacks: 40)
+        let h = runWithFrame10Late(callbacks: 40)
         // Frame 10 (at vblank 10) is presented 3 ms after vblank 11: flipped, and the next callback
         // runs at once for vblank 11 (no miss), two periods ahead.
         #expect(h.frames[10].sequence == h.sequence(ofVblank: 10))
@@ -190,10 +214,7 @@ struct KMSSchedulerTests {
 
     @Test("back to one frame in flight after 120 fast frames (one callback skipped to drain the held frame)")
     func returnsToOne() {
-        let h = KMSHarness(period: period)
-        h.renderTime = { [period] n in n == 10 ? period + Nanoseconds(3_000_000) : Nanoseconds(2_000_000) }
-        h.start()
-        h.run(callbacks: 200)
+        let h = runWithFrame10Late(callbacks: 200)
         let twoAhead = h.frames.indices.filter { h.frames[$0].targetTimestamp == h.frames[$0].timestamp + period * 2 }
         // Frames 11 … 130 were drawn with two in flight: 120 fast frames; at the 120th's present
         // the pipeline returns to one.
@@ -260,11 +281,10 @@ struct KMSSchedulerTests {
     }
 
     @Test("a late flip event from before the wrap: the frame's sequence is before the wrap, the next callback after it")
-    func lateEventBeforeWrap() {
+    func lateEventBeforeWrap() throws {
         var s = KMSFrameScheduler(period: period)
         let t = MonotonicInstant(nanoseconds: 1_000_000_000)
-        guard case .dispatch = s.start(now: t, refreshIndex: 0) else { Issue.record("no start refresh"); return }
-        #expect(s.frameSubmitted(now: t + fast) == .setMode)
+        try startAndSetMode(&s, at: t)
         _ = s.vblankEvent(sequence: 0x1_0000_0002, at: t + period)
         let e1 = s.beginCallback(refreshIndex: 1, now: t + period)
         #expect(e1.sequence == 0x1_0000_0002)
@@ -303,11 +323,10 @@ struct KMSSchedulerTests {
     }
 
     @Test("after a failure nothing more is decided: no callbacks, no requests")
-    func failure() {
+    func failure() throws {
         var s = KMSFrameScheduler(period: period)
         let t = MonotonicInstant(nanoseconds: 1_000_000_000)
-        guard case .dispatch = s.start(now: t, refreshIndex: 0) else { Issue.record("no start refresh"); return }
-        #expect(s.frameSubmitted(now: t + fast) == .setMode)
+        try startAndSetMode(&s, at: t)
         s.stop()
         #expect(s.vblankEvent(sequence: 10, at: t + period).next == .none)
         #expect(s.flipCompleted(sequence32: 11, at: t + period * 2).next == .none)
@@ -414,7 +433,10 @@ struct KMSSchedulerTests {
     /// Kernel input as it should never be: random 32- and 64-bit sequences (backwards, wrapped,
     /// repeated), times out of order, events nobody asked for, through the scheduler directly.
 
-    @Test("kernel values never trap and never break the outputs: timestamps never decrease, targets whole periods ahead, sequences forward within a space")
+    @Test("""
+        kernel values never trap and never break the outputs: timestamps never decrease, targets whole periods ahead, sequences forward \
+        within a space
+        """)
     func kernelNoiseNeverTraps() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...4).array(of: 1...200), Gen.uint64().array(of: 1...200),
                             Gen.int64(in: -50_000_000...50_000_000).array(of: 1...200)) { kinds, sequences, jitters in
@@ -443,7 +465,8 @@ struct KMSSchedulerTests {
                         dispatch(s.beginCallback(refreshIndex: refresh, now: now))
                     }
                 case 2:
-                    if let e = s.currentVblank(sequence: sequence, at: time, eventPending: sequence % 2 == 0, refreshIndex: refresh, now: now) {
+                    if let e = s.currentVblank(sequence: sequence, at: time, eventPending: sequence % 2 == 0,
+                                               refreshIndex: refresh, now: now) {
                         dispatch(e)
                     }
                 case 3:

@@ -1,5 +1,6 @@
 import DisplayLinkCore
 import FrameSchedulers
+import Testing
 
 /// Virtual time: nanoseconds after an arbitrary origin of 1 s.
 let origin: Int64 = 1_000_000_000
@@ -111,7 +112,9 @@ func invariantViolations(_ script: SchedulerScript) -> [String] {
         }
         if event.sequence == nil { problems.append("refresh \(i): no sequence") }
         if let target = event.targetTimestamp {
-            if target <= event.timestamp { problems.append("refresh \(i): target \(target.nanoseconds) not after \(event.timestamp.nanoseconds)") }
+            if target <= event.timestamp { problems.append("""
+                refresh \(i): target \(target.nanoseconds) not after \(event.timestamp.nanoseconds)
+                """) }
         } else {
             problems.append("refresh \(i): no target")
         }
@@ -124,6 +127,16 @@ func invariantViolations(_ script: SchedulerScript) -> [String] {
         previous = event
     }
     return problems
+}
+
+/// Runs `script`'s refreshes through the core (``CoreRun``) and checks the link's frames against
+/// the invariants; returns the run for checks of its own.
+@MainActor
+func runThroughCore(_ script: SchedulerScript, sourceLocation: SourceLocation = #_sourceLocation) -> CoreRun {
+    let core = CoreRun()
+    core.run(script.events)
+    #expect(core.violations.isEmpty, "\(core.violations)", sourceLocation: sourceLocation)
+    return core
 }
 
 /// A frame source for the core alone: refresh events in, a real `RefreshDispatcher` and

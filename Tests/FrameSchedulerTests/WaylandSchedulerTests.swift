@@ -23,7 +23,9 @@ struct WaylandSchedulerTests {
         return script
     }
 
-    @Test("weston-like: the callback for k+1 before the feedback for k; learns period 25.4 ms and depth 2; targets exact from the third frame")
+    @Test("""
+        weston-like: the callback for k+1 before the feedback for k; learns period 25.4 ms and depth 2; targets exact from the third frame
+        """)
     func westonLike() {
         let script = Self.westonRun(frames: 40)
         let q = Self.westonQ
@@ -61,9 +63,7 @@ struct WaylandSchedulerTests {
     @MainActor
     func westonThroughTheCore() {
         let script = Self.westonRun(frames: 40)
-        let core = CoreRun()
-        core.run(script.events)
-        #expect(core.violations.isEmpty, "\(core.violations)")
+        let core = runThroughCore(script)
         #expect(core.frames.count == 41)
         #expect(core.frames.dropFirst(6).allSatisfy { $0.delta.value == Self.westonPeriod && $0.missedFrames == 0 })
         #expect(core.frames.last?.duration.value == Self.westonPeriod)
@@ -98,9 +98,7 @@ struct WaylandSchedulerTests {
         #expect(script.sequences == (1...31).map { UInt64($0) })
         #expect(script.scheduler.learnedDepth == 1)
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
-        let core = CoreRun()
-        core.run(script.events)
-        #expect(core.violations.isEmpty, "\(core.violations)")
+        let core = runThroughCore(script)
         #expect(core.frames.allSatisfy { $0.missedFrames == 0 })
     }
 
@@ -111,9 +109,7 @@ struct WaylandSchedulerTests {
         let script = Self.drmRun(frames: 12, presentedAt: { $0 < 6 ? $0 + 1 : $0 + 2 })
         #expect(script.timestamps == [2 * ms] + (1...6).map { Self.vblank($0) } + (8...13).map { Self.vblank($0) })
         #expect(script.sequences == [1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14])
-        let core = CoreRun()
-        core.run(script.events)
-        #expect(core.violations.isEmpty, "\(core.violations)")
+        let core = runThroughCore(script)
         #expect(core.frames.map(\.missedFrames) == [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0])
     }
 
@@ -138,9 +134,7 @@ struct WaylandSchedulerTests {
         #expect(script.timestamps == [2 * ms] + (1...seqs.count).map { Self.vblank($0) })
         #expect(script.sequences == (1...(seqs.count + 1)).map { UInt64($0) })
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
-        let core = CoreRun()
-        core.run(script.events)
-        #expect(core.violations.isEmpty, "\(core.violations)")
+        let core = runThroughCore(script)
         #expect(core.frames.allSatisfy { $0.missedFrames == 0 }, "\(core.frames.map(\.missedFrames))")
     }
 
@@ -233,9 +227,7 @@ struct WaylandSchedulerTests {
                                                        .frameCallbackEstimate, .presentationFeedback, .presentationFeedback])
         #expect(Array(script.sequences[7...11]) == [8, 9, 10, 11, 12])
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
-        let core = CoreRun()
-        core.run(script.events)
-        #expect(core.violations.isEmpty, "\(core.violations)")
+        let core = runThroughCore(script)
         #expect(core.frames.allSatisfy { $0.missedFrames == 0 })
     }
 
@@ -300,9 +292,7 @@ struct WaylandSchedulerTests {
         #expect(Array(script.refreshes.suffix(3).map(\.event.followsStall)) == [false, true, false])
         #expect(Array(script.sequences.suffix(2)) == [81, 82])  // 75 vblanks hidden, then one
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
-        let core = CoreRun()
-        core.run(script.events)
-        #expect(core.violations.isEmpty, "\(core.violations)")
+        let core = runThroughCore(script)
         #expect(core.frames[6].delta == .zero && core.frames[6].missedFrames == 0)
         let gap = CoreRun(stallPolicy: .realGap)
         gap.run(script.events)

@@ -26,5 +26,25 @@ extension Array where Element == UInt8 {
     }
 }
 
+/// Walks the pixels of `text` as the renderer lays it out from `x` on `baseline` in `face` of
+/// ``sharedAtlas``: each one's byte, position and the glyph's coverage there. Returns where the pen
+/// ends.
+@discardableResult
+func forEachTextPixel(_ text: [UInt8], x: Int32, baseline: Int32, face: Int,
+                      _ body: (_ byte: UInt8, _ x: Int, _ y: Int, _ coverage: UInt8) -> Void) -> Int32 {
+    var pen = x
+    for byte in text {
+        let g = sharedAtlas.glyph(byte, face: face)
+        for gy in 0..<g.height {
+            for gx in 0..<g.width {
+                let coverage = sharedAtlas.pixels[Int((g.atlasY + gy) * sharedAtlas.width + g.atlasX + gx)]
+                body(byte, Int(pen + g.bearingX + gx), Int(baseline - g.bearingY + gy), coverage)
+            }
+        }
+        pen += g.advance
+    }
+    return pen
+}
+
 /// One atlas for all tests (FreeType rasterising is the slow part).
 nonisolated(unsafe) let sharedAtlas: GlyphAtlas = try! GlyphAtlas(pixelSizes: [14, 20])

@@ -55,20 +55,11 @@ struct RendererPixelTests {
         renderer.addText(layer, text, x: 20, baseline: 60, face: 1, color: RGBA(1, 1, 1, 1))
         renderer.endFrame()
         let p = target.pixels()
-        var pen: Int32 = 20
         var inked = 0
-        for byte in text {
-            let g = sharedAtlas.glyph(byte, face: 1)
-            for gy in 0..<g.height {
-                for gx in 0..<g.width {
-                    let coverage = sharedAtlas.pixels[Int((g.atlasY + gy) * sharedAtlas.width + g.atlasX + gx)]
-                    let x = Int(pen + g.bearingX + gx), y = Int(60 - g.bearingY + gy)
-                    let alpha = p.rgba(x, y, width: 256)[3]
-                    #expect(abs(Int(alpha) - Int(coverage)) <= 1, "'\(Character(UnicodeScalar(byte)))' at (\(x), \(y))")
-                    if coverage > 0 { inked += 1 }
-                }
-            }
-            pen += g.advance
+        let pen = forEachTextPixel(text, x: 20, baseline: 60, face: 1) { byte, x, y, coverage in
+            let alpha = p.rgba(x, y, width: 256)[3]
+            #expect(abs(Int(alpha) - Int(coverage)) <= 1, "'\(Character(UnicodeScalar(byte)))' at (\(x), \(y))")
+            if coverage > 0 { inked += 1 }
         }
         #expect(inked > 100)
         // Nothing drawn outside the text's box.

@@ -37,20 +37,11 @@ struct ScenePixelTests {
             let text = Array("Row \(row)".utf8)
             // Only labels wholly inside the viewport (16…464) are checked.
             guard origin.baseline - 20 >= 16, origin.baseline + 6 <= 464 else { continue }
-            var pen = Int32(origin.x)
             var mismatches = 0
-            for byte in text {
-                let g = sharedAtlas.glyph(byte, face: 1)
-                for gy in 0..<g.height {
-                    for gx in 0..<g.width {
-                        let coverage = sharedAtlas.pixels[Int((g.atlasY + gy) * sharedAtlas.width + g.atlasX + gx)]
-                        let x = Int(pen + g.bearingX + gx), y = Int(Int32(origin.baseline) - g.bearingY + gy)
-                        let got = pixels.rgba(x, y, width: 320).prefix(3).map(Int.init)
-                        let want = expectedLabelPixel(coverage: coverage, row: row)
-                        if zip(got, want).contains(where: { abs($0 - $1) > 2 }) { mismatches += 1 }
-                    }
-                }
-                pen += g.advance
+            forEachTextPixel(text, x: Int32(origin.x), baseline: Int32(origin.baseline), face: 1) { _, x, y, coverage in
+                let got = pixels.rgba(x, y, width: 320).prefix(3).map(Int.init)
+                let want = expectedLabelPixel(coverage: coverage, row: row)
+                if zip(got, want).contains(where: { abs($0 - $1) > 2 }) { mismatches += 1 }
             }
             #expect(mismatches == 0, "row \(row)'s label differs in \(mismatches) pixels")
             checkedRows += 1
@@ -71,15 +62,10 @@ struct ScenePixelTests {
         let origin = scene.labelOrigin(row: 500, offset: 500 * ScrollScene.rowHeight)
         // The last glyph of "Row 501" placed where "Row 500" is drawn.
         let prefix = sharedAtlas.measure(Array("Row 50".utf8), face: 1)
-        let g = sharedAtlas.glyph(UInt8(ascii: "1"), face: 1)
         var mismatches = 0
-        for gy in 0..<g.height {
-            for gx in 0..<g.width {
-                let coverage = sharedAtlas.pixels[Int((g.atlasY + gy) * sharedAtlas.width + g.atlasX + gx)]
-                let x = Int(Int32(origin.x) + prefix + g.bearingX + gx), y = Int(Int32(origin.baseline) - g.bearingY + gy)
-                let got = pixels.rgba(x, y, width: 320).prefix(3).map(Int.init)
-                if zip(got, expectedLabelPixel(coverage: coverage, row: 500)).contains(where: { abs($0 - $1) > 2 }) { mismatches += 1 }
-            }
+        forEachTextPixel([UInt8(ascii: "1")], x: Int32(origin.x) + prefix, baseline: Int32(origin.baseline), face: 1) { _, x, y, coverage in
+            let got = pixels.rgba(x, y, width: 320).prefix(3).map(Int.init)
+            if zip(got, expectedLabelPixel(coverage: coverage, row: 500)).contains(where: { abs($0 - $1) > 2 }) { mismatches += 1 }
         }
         #expect(mismatches > 20)
     }

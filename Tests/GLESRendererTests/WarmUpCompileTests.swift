@@ -47,35 +47,32 @@ struct WarmUpCompileTests {
         ("scroll whole", false, { ScrollScene(renderer: $0, rows: 300, width: 240, height: 200, duration: 1, curve: .easeInOut) }),
     ]
 
-    @Test("no LLVM compile in the frames after a warm-up (bounce with HUD, 60 and 2,000 views; scroll through the row cache; redrawn in part and whole)",
-          .enabled(if: !isChild))
+    @Test("""
+        no LLVM compile in the frames after a warm-up (bounce with HUD, 60 and 2,000 views; scroll through the row cache; redrawn in part \
+        and whole)
+        """, .enabled(if: !isChild))
     func noCompileAfterWarmUp() throws {
-        guard !PreloadLibrary.underSanitizer else {
-            print("WarmUpCompileTests: skipped under a sanitizer (the probe cannot be preloaded before its runtime)")
-            return
-        }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("jit-probe-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let library = try PreloadLibrary.build(WarmUpCompileTests.probeSource, named: "jit-probe", in: directory)
-
-        var environment = ProcessInfo.processInfo.environment
-        environment[WarmUpCompileTests.childVariable] = "1"
-        environment["LD_PRELOAD"] = library
-        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        let child = try run(me, ["--testing-library", "swift-testing", "--filter", "WarmUpCompileTests"], environment: environment)
-        let lines = child.output.split(separator: "\n").filter { $0.hasPrefix("jit-probe ") }
-        #expect(child.status == 0, "the child failed: \(child.output.suffix(2000))")
-        try #require(lines.count == WarmUpCompileTests.scenes.count, "child output: \(child.output.suffix(2000))")
-        for line in lines {
-            // jit-probe NAME: warm-up W, after A
-            let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-            let (warm, after) = (numbers[numbers.count - 2], numbers[numbers.count - 1])
-            if warm == 0 {
-                print("WarmUpCompileTests: \(line) (no LLVM compile at all: nothing to check on this driver)")
-                continue
+        try PreloadLibrary.withLibrary(WarmUpCompileTests.probeSource, named: "jit-probe", for: "WarmUpCompileTests") { library in
+            var environment = ChildProcess.inheritedEnvironment
+            environment[WarmUpCompileTests.childVariable] = "1"
+            environment["LD_PRELOAD"] = library
+            let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+            // A hang guard only: the child's frames take seconds, minutes on a loaded host.
+            let child = try ChildProcess.run([me, "--testing-library", "swift-testing", "--filter", "WarmUpCompileTests"],
+                                             environment: environment, errors: .standardOutput, limit: .seconds(300))
+            let lines = child.output.split(separator: "\n").filter { $0.hasPrefix("jit-probe ") }
+            #expect(child.termination == .exited(0), "the child failed: \(child.output.suffix(2000))")
+            try #require(lines.count == WarmUpCompileTests.scenes.count, "child output: \(child.output.suffix(2000))")
+            for line in lines {
+                // jit-probe NAME: warm-up W, after A
+                let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+                let (warm, after) = (numbers[numbers.count - 2], numbers[numbers.count - 1])
+                if warm == 0 {
+                    print("WarmUpCompileTests: \(line) (no LLVM compile at all: nothing to check on this driver)")
+                    continue
+                }
+                #expect(after == 0, "\(line)")
             }
-            #expect(after == 0, "\(line)")
         }
     }
 
@@ -115,24 +112,5 @@ struct WarmUpCompileTests {
             }
             print("jit-probe \(name): warm-up \(warmed - start), after \(count() - warmed)")
         }
-    }
-
-    private func run(_ executable: String, _ arguments: [String], environment: [String: String]?) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        // A hung child must fail the test, not hang it.
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 300, execute: watchdog)
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        watchdog.cancel()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }

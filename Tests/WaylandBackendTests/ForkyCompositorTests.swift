@@ -9,19 +9,6 @@ import DisplayLinkWaylandTesting
 @testable import WaylandBackend
 import CWayland
 
-/// What these tests need of a private compositor, whichever launcher runs it.
-protocol PrivateCompositor: AnyObject, Sendable {
-    var socketPath: String { get }
-    /// The process group (its leader's pid), 0 once stopped.
-    var pid: pid_t { get }
-    var isRunning: Bool { get }
-    func readLog() -> String
-    func stop()
-}
-
-extension HeadlessMutter: PrivateCompositor {}
-extension HeadlessRootCompositor: PrivateCompositor {}
-
 /// Today's desktop compositors, from the cached Debian forky root (`Scripts/os-root forky build`).
 enum ForkyCompositor: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case weston16, mutter50, kwin67
@@ -75,7 +62,7 @@ struct ForkyCompositorTests {
     func protocolsBound(_ kind: ForkyCompositor) async throws {
         let compositor = try await kind.start()
         defer { compositor.stop() }
-        let client = try PacedClient(socket: compositor.socketPath, configuration: kind.configuration)
+        let client = try PacedClient(on: compositor, configuration: kind.configuration)
         let connection = client.connection
         #expect(Set(connection.timingProtocols) == kind.timingProtocols, "\(connection.timingProtocols)")
         #expect(connection.timingProtocols.count == kind.timingProtocols.count, "\(connection.timingProtocols)")
@@ -85,28 +72,31 @@ struct ForkyCompositorTests {
         #expect(Set(client.source.timingProtocolsInUse) == inUse)
         #expect(client.source.usesCommitTiming == kind.usesCommitTiming)
         let outputs = connection.outputs.map { "\($0.name ?? "?") \($0.width)×\($0.height) \($0.refreshMilliHertz) mHz" }
-        print("[\(kind.testDescription)] process \(connection.compositorName ?? "?"); \(connection.timingProtocols.joined(separator: ", ")); xdg_wm_base \(connection.wmBaseVersion); presentation clock \(connection.presentationClock?.description ?? "none"); outputs \(outputs)")
+        print("""
+            [\(kind.testDescription)] process \(connection.compositorName ?? "?"); \(connection.timingProtocols.joined(separator: ", ")); \
+            xdg_wm_base \(connection.wmBaseVersion); presentation clock \(connection.presentationClock?.description ?? "none"); outputs \
+            \(outputs)
+            """)
     }
 
-    @Test("frames are presented; every delivered timestamp is a presentation time the compositor reported, or marked an estimate; deltas are timestamp differences; FIFO barriers set; no timed frame presented before its commit target",
-          arguments: ForkyCompositor.allCases)
+    @Test("""
+        frames are presented; every delivered timestamp is a presentation time the compositor reported, or marked an estimate; deltas are \
+        timestamp differences; FIFO barriers set; no timed frame presented before its commit target
+        """, arguments: ForkyCompositor.allCases)
     func timestampsAreReportedPresentations(_ kind: ForkyCompositor) async throws {
         let compositor = try await kind.start()
         defer { compositor.stop() }
-        let client = try PacedClient(socket: compositor.socketPath, configuration: kind.configuration)
-        client.start()
-        let done = await wait(upTo: .seconds(120)) {
+        let client = try PacedClient(on: compositor, configuration: kind.configuration)
+        let done = await client.run(within: .seconds(120)) {
             client.presentedTimes.count >= 30 || client.swapError != nil || client.connection.error != nil
         }
-        #expect(done, "30 presentations did not arrive (\(client.frames.count) callbacks, \(client.presentedTimes.count) presented); log:\n\(compositor.readLog())")
-        // Every frame drawn gets its outcome: pause (a paused link still hears about frames it
-        // drew) and let everything outstanding land.
+        #expect(done, """
+            30 presentations did not arrive (\(client.frames.count) callbacks, \(client.presentedTimes.count) presented); \
+            log:\n\(compositor.readLog())
+            """)
+        // Every frame drawn gets its outcome.
         client.link?.isPaused = true
-        let drained = await wait(upTo: .seconds(60)) {
-            !client.source.hasOutstandingFrameRequest && client.source.outstandingFeedbackCount == 0
-        }
-        #expect(drained, "outstanding: callback \(client.source.hasOutstandingFrameRequest), feedback \(client.source.outstandingFeedbackCount)")
-        #expect(await roundtrip(client.connection))
+        await client.drain()
         client.link?.invalidate()
         #expect(client.swapError == nil)
         #expect(client.connection.error == nil)
@@ -115,34 +105,16 @@ struct ForkyCompositorTests {
         let presented = client.presentedTimes
         let presentedSet = Set(presented)
         #expect(frames.map(\.refreshIndex) == client.feedback.map(\.refreshIndex).sorted(), "frames drawn and outcomes differ")
-        // A frame stamped from presentation feedback carries a presentation time the compositor
-        // reported, exactly; the others (start-up, feedback not yet in) say they are estimates.
-        for frame in frames where frame.provenance == .presentationFeedback {
-            #expect(presentedSet.contains(frame.timestamp.nanoseconds), "frame \(frame.refreshIndex)")
-        }
-        #expect(frames.allSatisfy { $0.provenance == .presentationFeedback || $0.provenance == .frameCallbackEstimate },
-                "\(Set(frames.map(\.provenance)))")
-        #expect(frames.contains { $0.provenance == .presentationFeedback })
-        // Deltas are exactly the timestamp differences; timestamps and sequences only move
-        // forward; targets lie after timestamps.
-        #expect(frames.first?.delta == .zero)
-        for i in frames.indices.dropFirst() {
-            #expect(frames[i].delta == frames[i].timestamp - frames[i - 1].timestamp, "frame \(i)")
-            #expect(frames[i].timestamp > frames[i - 1].timestamp, "frame \(i)")
-            #expect(frames[i].sequence > frames[i - 1].sequence, "frame \(i)")
-        }
-        #expect(frames.allSatisfy { $0.targetTimestamp > $0.timestamp && $0.missedFrames >= 0 })
+        client.expectStampedByPresentations()
+        client.expectTimelineInOrder()
         // Presentation times only move forward, and each carries the compositor's flags.
         for (a, b) in zip(presented, presented.dropFirst()) { #expect(b >= a) }
-        let presentedFeedback = client.feedback.filter { if case .presented = $0.outcome { true } else { false } }
+        let presentedFeedback = client.presentedFeedback
         #expect(presentedFeedback.allSatisfy { $0.flags != nil })
         // Timed commits: none presented before its commit target. Untimed: no frame asked for one.
         if kind.usesCommitTiming {
             #expect(client.source.timedCommitCount > 0)
-            for feedback in presentedFeedback {
-                guard case .presented(let at, _) = feedback.outcome, let target = feedback.commitTarget else { continue }
-                #expect(at >= target, "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target")
-            }
+            _ = client.expectCommitTargetsKept()
         } else {
             #expect(client.feedback.allSatisfy { $0.commitTarget == nil })
             #expect(client.source.timedCommitCount == 0)
@@ -157,17 +129,28 @@ struct ForkyCompositorTests {
         let flags = Set(presentedFeedback.compactMap { $0.flags?.rawValue })
         let gaps = zip(presented, presented.dropFirst()).map { Double($1 - $0) / 1e6 }.sorted()
         let median = gaps.isEmpty ? 0 : gaps[gaps.count / 2]
-        print("[\(kind.testDescription)] \(frames.count) callbacks, \(presentedSet.count) presented, \(client.feedback.count - presentedFeedback.count) discarded; estimates at refreshes \(frames.filter { $0.provenance != .presentationFeedback }.map(\.refreshIndex)); sequences \(sequences.prefix(3))…\(sequences.suffix(3)); flags \(flags.sorted()); median gap between presentations \(median) ms; duration \(frames.last?.duration.description ?? "-"); depth \(client.source.scheduler.learnedDepth.map(String.init) ?? "-"); FIFO barriers \(client.source.fifoBarrierCount); timed commits \(client.source.timedCommitCount), fell back \(client.source.isCommitTimingFallenBack)")
+        print("""
+            [\(kind.testDescription)] \(frames.count) callbacks, \(presentedSet.count) presented, \
+            \(client.feedback.count - presentedFeedback.count) discarded; estimates at refreshes \
+            \(frames.filter { $0.provenance != .presentationFeedback }.map(\.refreshIndex)); sequences \
+            \(sequences.prefix(3))…\(sequences.suffix(3)); flags \(flags.sorted()); median gap between presentations \(median) ms; \
+            duration \(frames.last?.duration.description ?? "-"); depth \(client.source.scheduler.learnedDepth.map(String.init) ?? "-"); \
+            FIFO barriers \(client.source.fifoBarrierCount); timed commits \(client.source.timedCommitCount), fell back \
+            \(client.source.isCommitTimingFallenBack)
+            """)
     }
 
-    @Test("weston 16 with timed commits kept: each frame drawn once a presentation is known carries a commit target, and none is presented before it")
+    @Test("""
+        weston 16 with timed commits kept: each frame drawn once a presentation is known carries a commit target, and none is presented \
+        before it
+        """)
     func westonHonoursCommitTargets() async throws {
         let weston = try await HeadlessRootCompositor.start(.weston16)
         defer { weston.stop() }
         // No fallback: weston 16 presents a timed commit at its first refresh at or after the
         // commit's target (here the frame's target, half a period later), so it never holds one;
         // turned off so that every frame stays timed and is checked.
-        let client = try PacedClient(socket: weston.socketPath,
+        let client = try PacedClient(on: weston,
                                      configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: false))
         #expect(client.source.usesCommitTiming)
         client.start()
@@ -178,16 +161,13 @@ struct ForkyCompositorTests {
             client.feedback.append(feedback)
             if knownFromFrame == nil, case .presented = feedback.outcome { knownFromFrame = client.frames.count }
         }
-        let timedPresented = {
-            client.feedback.filter { feedback in
-                guard feedback.commitTarget != nil, case .presented = feedback.outcome else { return false }
-                return true
-            }.count
+        let done = await eventually(within: .seconds(120)) {
+            client.timedPresentedCount >= 30 || client.swapError != nil || client.connection.error != nil
         }
-        let done = await wait(upTo: .seconds(120)) {
-            timedPresented() >= 30 || client.swapError != nil || client.connection.error != nil
-        }
-        #expect(done, "30 timed frames were not presented (\(client.source.timedCommitCount) timed commits, \(client.presentedTimes.count) presented); weston log:\n\(weston.readLog())")
+        #expect(done, """
+            30 timed frames were not presented (\(client.source.timedCommitCount) timed commits, \(client.presentedTimes.count) \
+            presented); weston log:\n\(weston.readLog())
+            """)
         client.link?.invalidate()
         #expect(client.swapError == nil)
         #expect(client.connection.error == nil)
@@ -201,7 +181,9 @@ struct ForkyCompositorTests {
             }
             guard case .presented(let at, _) = feedback.outcome, let target = feedback.commitTarget,
                   let frame = client.frames.first(where: { $0.refreshIndex == feedback.refreshIndex }) else { continue }
-            #expect(at >= target, "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target")
+            #expect(at >= target, """
+                frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target
+                """)
             // The commit target is half a period before the frame's target.
             #expect(target < frame.targetTimestamp)
             earliest = min(earliest, at.nanoseconds - target.nanoseconds)
@@ -209,12 +191,17 @@ struct ForkyCompositorTests {
         }
         #expect(checked > 0)
         #expect(client.source.releaseCommitCount == 0)
-        print("[weston 16] timed frames presented and checked: \(checked) of \(client.source.timedCommitCount) timed commits; smallest presented − target \(Double(earliest) / 1e6) ms")
+        print("""
+            [weston 16] timed frames presented and checked: \(checked) of \(client.source.timedCommitCount) timed commits; smallest \
+            presented − target \(Double(earliest) / 1e6) ms
+            """)
     }
 
     /// The hidden-surface cases: each compositor with untimed commits, and weston 16 also with its
     /// commit timing on (the library's default there).
-    nonisolated static let hiddenCases: [(ForkyCompositor, Bool)] = [(.weston16, false), (.weston16, true), (.mutter50, false), (.kwin67, false)]
+    nonisolated static let hiddenCases: [(ForkyCompositor, Bool)] = [
+        (.weston16, false), (.weston16, true), (.mutter50, false), (.kwin67, false),
+    ]
 
     /// What each compositor does with a minimised window that sets FIFO barriers (found here; each
     /// case prints what it saw):
@@ -238,8 +225,10 @@ struct ForkyCompositorTests {
     ///   waiting for a release, as newer Mesa does. So the naive client here only commits (no new
     ///   buffers): queued behind a barrier or not, its commits block nothing and do not stop it
     ///   from leaving.
-    @Test("a minimised window with FIFO barriers: nothing blocks the client (its refreshes and its own draws go on, commits with a barrier each included; it keeps dispatching, and it can destroy its window and disconnect); what the compositor does is reported",
-          arguments: hiddenCases)
+    @Test("""
+        a minimised window with FIFO barriers: nothing blocks the client (its refreshes and its own draws go on, commits with a barrier \
+        each included; it keeps dispatching, and it can destroy its window and disconnect); what the compositor does is reported
+        """, arguments: hiddenCases)
     func fifoOnHiddenSurface(_ kind: ForkyCompositor, commitTiming: Bool) async throws {
         let compositor = try await kind.start()
         defer { compositor.stop() }
@@ -247,14 +236,13 @@ struct ForkyCompositorTests {
         // Fallback ticks while stalled: the link keeps drawing and swapping while hidden, as a
         // program that asks for them does.
         var client: PacedClient? = try PacedClient(
-            socket: compositor.socketPath,
+            on: compositor,
             configuration: .init(stallTimeout: Nanoseconds(200_000_000), fallbackTickInterval: Nanoseconds(50_000_000),
                                  usesCommitTiming: commitTiming))
         guard let paced = client else { return }
         var suspensions: [Bool] = []
         paced.window.onSuspendedChange = { suspensions.append($0) }
-        paced.start(stallPolicy: .zeroDelta)
-        let running = await wait(upTo: .seconds(120)) {
+        let running = await paced.run(within: .seconds(120), stallPolicy: .zeroDelta) {
             paced.presentedTimes.count >= 10 || paced.swapError != nil || paced.connection.error != nil
         }
         #expect(running, "the window was never presented; log:\n\(compositor.readLog())")
@@ -273,11 +261,14 @@ struct ForkyCompositorTests {
 
         // The link's refreshes go on (compositor-paced, fallback ticks, or none once suspended),
         // each drawn and swapped.
-        let progressed = await wait(upTo: .seconds(120)) {
+        let progressed = await eventually(within: .seconds(120)) {
             paced.frames.count >= hiddenAt + 20 || paced.source.isSuspended
                 || paced.swapError != nil || paced.connection.error != nil
         }
-        #expect(progressed, "the link stopped while hidden, neither suspended nor ticking (\(paced.frames.count - hiddenAt) refreshes since); log:\n\(compositor.readLog())")
+        #expect(progressed, """
+            the link stopped while hidden, neither suspended nor ticking (\(paced.frames.count - hiddenAt) refreshes since); \
+            log:\n\(compositor.readLog())
+            """)
         let linkFrames = Array(paced.frames[hiddenAt...])
         let pacedAfter = linkFrames.filter { $0.provenance != .timerFallback }.count
         let barriersAfter = paced.source.fifoBarrierCount - barriersBefore
@@ -289,7 +280,7 @@ struct ForkyCompositorTests {
         // With xdg_wm_base 6 the compositor says the window is suspended (kwin 6.7 at once,
         // mutter 50 after its hidden timeout): then the source is quiet, no requests, no timer.
         if paced.connection.wmBaseVersion >= 6 {
-            let suspended = await wait(upTo: .seconds(60)) {
+            let suspended = await eventually(within: .seconds(60)) {
                 paced.source.isSuspended || paced.swapError != nil || paced.connection.error != nil
             }
             #expect(suspended, "the minimised window was never suspended; log:\n\(compositor.readLog())")
@@ -355,7 +346,12 @@ struct ForkyCompositorTests {
         #expect(await roundtrip(other))
         #expect(compositor.isRunning)
         #expect(!hangGuard.disarm(), "the client blocked while hidden: the compositor was killed to free it")
-        print("[\(name)] minimised after \(hiddenAt) callbacks (on \(outputsWhileHidden) outputs while hidden): then \(pacedAfter) compositor-paced callbacks (FIFO barriers set \(barriersAfter)) and \(ticksBeforeSuspension) fallback ticks; suspended changes \(suspensions), stalled \(stalled); feedback since: \(presentedHidden) presented, \(discardedHidden) discarded, \(outstanding) outstanding; \(ownSwaps) own swaps and 12 commits with a barrier each, none blocked; commit timing fell back: \(fellBack)")
+        print("""
+            [\(name)] minimised after \(hiddenAt) callbacks (on \(outputsWhileHidden) outputs while hidden): then \(pacedAfter) \
+            compositor-paced callbacks (FIFO barriers set \(barriersAfter)) and \(ticksBeforeSuspension) fallback ticks; suspended changes \
+            \(suspensions), stalled \(stalled); feedback since: \(presentedHidden) presented, \(discardedHidden) discarded, \(outstanding) \
+            outstanding; \(ownSwaps) own swaps and 12 commits with a barrier each, none blocked; commit timing fell back: \(fellBack)
+            """)
     }
 }
 
@@ -363,8 +359,10 @@ struct ForkyCompositorTests {
 /// failures are typed and carry the compositor's log.
 @Suite("private compositors in the Debian forky root", .serialized)
 struct HeadlessRootCompositorTests {
-    @Test("started: a socket that answers, its mounts only in its own namespace; stopped (twice): no process of its group runs, the runtime directory and its mount point in the root are removed",
-          arguments: HeadlessRootCompositor.Kind.allCases)
+    @Test("""
+        started: a socket that answers, its mounts only in its own namespace; stopped (twice): no process of its group runs, the runtime \
+        directory and its mount point in the root are removed
+        """, arguments: HeadlessRootCompositor.Kind.allCases)
     @MainActor
     func startAndStop(_ kind: HeadlessRootCompositor.Kind) async throws {
         let compositor = try await HeadlessRootCompositor.start(kind)
@@ -376,49 +374,19 @@ struct HeadlessRootCompositorTests {
         #expect(access(root + directory, F_OK) == 0, "the runtime directory's mount point in the root")
         // The root's /proc and the runtime directory are mounted in the compositor's namespace
         // (its mount points as seen from inside the chroot), never in ours.
-        let theirs = Self.contents(of: "/proc/\(group)/mountinfo")
-        let ours = Self.contents(of: "/proc/self/mountinfo")
+        let theirs = ProcessTable.text(of: "/proc/\(group)/mountinfo")
+        let ours = ProcessTable.text(of: "/proc/self/mountinfo")
         #expect(theirs.contains(" \(directory) ") && theirs.contains(" /proc "), "\(theirs)")
         #expect(!ours.contains(" \(root)/proc ") && !ours.contains(" \(directory) ") && !ours.contains(" \(root)\(directory) "))
         let connection = try WaylandConnection(socket: compositor.socketPath)
         #expect(await roundtrip(connection))
-        #expect(!Self.liveMembers(ofGroup: group).isEmpty)
+        #expect(!ProcessTable.liveMembers(ofGroup: group).isEmpty)
         compositor.stop()
         compositor.stop()
         #expect(compositor.pid == 0 && !compositor.isRunning)
-        #expect(Self.liveMembers(ofGroup: group).isEmpty, "processes of the group survived stop()")
+        #expect(ProcessTable.liveMembers(ofGroup: group).isEmpty, "processes of the group survived stop()")
         #expect(access(directory, F_OK) == -1)
         #expect(access(root + directory, F_OK) == -1)
-    }
-
-    /// The processes of process group `group` that have not ended (zombies aside), from /proc.
-    static func liveMembers(ofGroup group: pid_t) -> [String] {
-        guard let proc = opendir("/proc") else { return [] }
-        defer { closedir(proc) }
-        var members: [String] = []
-        while let entry = readdir(proc) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard Int32(name) != nil else { continue }
-            // "pid (comm) state ppid pgrp …": split after the last ')' (comm may hold spaces).
-            let stat = contents(of: "/proc/\(name)/stat")
-            guard let close = stat.lastIndex(of: ")") else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 3, fields[2] == "\(group)", fields[0] != "Z", fields[0] != "X" { members.append(stat) }
-        }
-        return members
-    }
-
-    static func contents(of path: String) -> String {
-        guard let file = fopen(path, "r") else { return "" }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
-            bytes += buffer.prefix(count)
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     @Test("a compositor that exits during start-up: a typed error that names it and carries its log")

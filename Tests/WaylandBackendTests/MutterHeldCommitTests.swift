@@ -14,54 +14,67 @@ struct MutterHeldCommitTests {
     /// Draws 30 frames (past the map animation), pauses until the stage is idle, resumes, and
     /// waits for 30 more frames or until `stop` holds.
     func runAcrossIdleStage(_ client: PacedClient, until stop: @escaping () -> Bool) async throws -> (before: Int, flowing: Bool) {
-        client.start()
-        let started = await wait(upTo: .seconds(120)) { client.presentedTimes.count >= 30 || stop() || client.swapError != nil }
+        let started = await client.run(within: .seconds(120)) { client.presentedTimes.count >= 30 || stop() || client.swapError != nil }
         #expect(started, "frames did not start: \(client.presentedTimes.count) presented")
         if !stop() {
             // Paused until the last frame's callback came and the map animation (about 250 ms)
             // is over, so nothing repaints when the link resumes.
             client.link?.isPaused = true
-            let answered = await wait(upTo: .seconds(60)) { !client.source.hasOutstandingFrameRequest }
+            let answered = await eventually(within: .seconds(60)) { !client.source.hasOutstandingFrameRequest }
             #expect(answered)
             try await Task.sleep(for: .seconds(1))
             client.link?.isPaused = false
         }
         let before = client.presentedTimes.count
-        let flowing = await wait(upTo: .seconds(120)) {
+        let flowing = await eventually(within: .seconds(120)) {
             client.presentedTimes.count >= before + 30 || stop() || client.swapError != nil
         }
         client.link?.invalidate()
         return (before, flowing)
     }
 
-    @Test("mutter 50, default options (froze on c0c6cd3): commit timing is not used on its virtual monitor, and frames flow across an idle stage")
+    @Test("""
+        mutter 50, default options (froze on c0c6cd3): commit timing is not used on its virtual monitor, and frames flow across an idle \
+        stage
+        """)
     func defaultOptionsFlow() async throws {
         let mutter = try await HeadlessMutter.mutter50()
         defer { mutter.stop() }
-        let client = try PacedClient(socket: mutter.socketPath)
+        let client = try PacedClient(on: mutter)
         #expect(client.connection.hasCommitTiming)
         #expect(client.source.isOnVirtualMonitor)
         #expect(!client.source.usesCommitTiming)
         let (before, flowing) = try await runAcrossIdleStage(client) { false }
-        #expect(flowing, "frames stopped: \(client.presentedTimes.count) presented (\(before) before the pause); mutter log:\n\(mutter.readLog())")
+        #expect(flowing, """
+            frames stopped: \(client.presentedTimes.count) presented (\(before) before the pause); mutter log:\n\(mutter.readLog())
+            """)
         #expect(client.swapError == nil)
         #expect(client.source.timedCommitCount == 0 && !client.source.isCommitTimingFallenBack)
     }
 
-    @Test("mutter 50 with commit timing forced on its virtual monitor: a timed commit made on an idle stage is held, and the source finds it on evidence (two probes answered, the callback still outstanding), falls back and releases it")
+    @Test("""
+        mutter 50 with commit timing forced on its virtual monitor: a timed commit made on an idle stage is held, and the source finds it \
+        on evidence (two probes answered, the callback still outstanding), falls back and releases it
+        """)
     func forcedCommitTimingHoldFound() async throws {
         let mutter = try await HeadlessMutter.mutter50()
         defer { mutter.stop() }
-        let client = try PacedClient(socket: mutter.socketPath, configuration: .init(usesCommitTimingOnVirtualMonitors: true))
+        let client = try PacedClient(on: mutter, configuration: .init(usesCommitTimingOnVirtualMonitors: true))
         #expect(client.source.usesCommitTiming)
         let (before, _) = try await runAcrossIdleStage(client) { client.source.isCommitTimingFallenBack }
-        #expect(client.source.isCommitTimingFallenBack, "no fallback: \(client.presentedTimes.count) presented (\(before) before the pause), probes \(client.source.heldCommitProbeCount); mutter log:\n\(mutter.readLog())")
+        #expect(client.source.isCommitTimingFallenBack, """
+            no fallback: \(client.presentedTimes.count) presented (\(before) before the pause), probes \
+            \(client.source.heldCommitProbeCount); mutter log:\n\(mutter.readLog())
+            """)
         #expect(client.source.heldCommitProbeCount >= 2)
         #expect(client.source.releaseCommitCount >= 1)
         #expect(!client.source.timingProtocolsInUse.contains { $0.hasPrefix("wp_commit_timing") })
         #expect(client.swapError == nil)
         // Whether frames then flow is mutter's to decide (under load it holds the releases too):
         // printed, not asserted; the default options above do not time commits here.
-        print("[mutter 50, commit timing forced] fell back after \(client.presentedTimes.count) presented; probes \(client.source.heldCommitProbeCount), releases \(client.source.releaseCommitCount)")
+        print("""
+            [mutter 50, commit timing forced] fell back after \(client.presentedTimes.count) presented; probes \
+            \(client.source.heldCommitProbeCount), releases \(client.source.releaseCommitCount)
+            """)
     }
 }

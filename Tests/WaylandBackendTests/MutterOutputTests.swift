@@ -18,14 +18,17 @@ struct MutterOutputTests {
         var changesAtFrame: [Int] = []
     }
 
-    @Test("mutter 48, a 60 Hz and a 30 Hz monitor: fullscreen on the other output moves the window there, and from the first callback after the change the link's duration is that output's period")
+    @Test("""
+        mutter 48, a 60 Hz and a 30 Hz monitor: fullscreen on the other output moves the window there, and from the first callback after \
+        the change the link's duration is that output's period
+        """)
     func fullscreenOnAnotherOutput() async throws {
         let mutter = try await HeadlessMutter.mutter48(monitors: [
             .init(width: 640, height: 480, refreshRate: 60),
             .init(width: 640, height: 480, refreshRate: 30),
         ])
         defer { mutter.stop() }
-        let client = try PacedClient(socket: mutter.socketPath)
+        let client = try PacedClient(on: mutter)
         let outputs = client.connection.outputs
         #expect(outputs.count == 2, "mutter 48 advertised \(outputs.count) outputs for two virtual monitors; log:\n\(mutter.readLog())")
         guard outputs.count == 2 else { return }
@@ -39,10 +42,12 @@ struct MutterOutputTests {
         }
         link.presentationHandler = { [weak client] in client?.feedback.append($0) }
         client.link = link
-        let running = await wait(upTo: .seconds(60)) {
+        let running = await eventually(within: .seconds(60)) {
             (client.presentedTimes.count >= 5 && client.window.outputs.count == 1) || client.swapError != nil
         }
-        #expect(running, "the window was never presented on one output (outputs: \(client.window.outputs.count)); mutter log:\n\(mutter.readLog())")
+        #expect(running, """
+            the window was never presented on one output (outputs: \(client.window.outputs.count)); mutter log:\n\(mutter.readLog())
+            """)
         guard running, let from = client.window.outputs.first else { return }
         let to = try #require(outputs.first { $0 !== from })
         let fromPeriod = try #require(from.advertisedPeriod)
@@ -75,13 +80,16 @@ struct MutterOutputTests {
         let changesBefore = client.source.outputChangeCount
         let framesBefore = client.frames.count
         try client.window.setFullscreen(on: output)
-        let moved = await wait(upTo: .seconds(60)) {
+        let moved = await eventually(within: .seconds(60)) {
             (client.window.outputs.count == 1 && client.window.outputs[0] === output
                 && log.changesAtFrame.last.map { $0 > changesBefore } == true
                 && client.frames.count >= log.changesAtFrame.firstIndex { $0 > changesBefore }.map { $0 + 10 } ?? .max)
                 || client.swapError != nil
         }
-        #expect(moved, "the window did not move to output \(output.name ?? "?") and go on there (outputs: \(client.window.outputs.map { $0.name ?? "?" }), frames \(client.frames.count)); mutter log:\n\(mutter.readLog())")
+        #expect(moved, """
+            the window did not move to output \(output.name ?? "?") and go on there (outputs: \
+            \(client.window.outputs.map { $0.name ?? "?" }), frames \(client.frames.count)); mutter log:\n\(mutter.readLog())
+            """)
         #expect(client.swapError == nil)
         #expect(client.window.isFullscreen)
         guard moved, let first = log.changesAtFrame.firstIndex(where: { $0 > changesBefore }), first > 0 else { return }
@@ -98,7 +106,10 @@ struct MutterOutputTests {
         // Later durations are measured intervals: printed, not asserted.
         let after = frames[first..<min(frames.count, first + 10)].map(\.duration.value)
         let medianAfter = after.sorted()[after.count / 2]
-        print("[mutter 48] output change \(oldPeriod) → \(newPeriod) after \(first) callbacks: duration \(frames[first - 1].duration) before, \(frames[first].duration) at once, median \(Double(medianAfter) / 1e6) ms over the next \(after.count) callbacks")
+        print("""
+            [mutter 48] output change \(oldPeriod) → \(newPeriod) after \(first) callbacks: duration \(frames[first - 1].duration) before, \
+            \(frames[first].duration) at once, median \(Double(medianAfter) / 1e6) ms over the next \(after.count) callbacks
+            """)
     }
 }
 
@@ -107,7 +118,10 @@ struct MutterOutputTests {
 @MainActor
 @Suite("WaylandWindow fullscreen on a chosen output under weston", .serialized)
 struct WestonOutputChoiceTests {
-    @Test("weston 10: no output has a name, so output(named:) names what there is; fullscreenOutput opens the window fullscreen on the output given")
+    @Test("""
+        weston 10: no output has a name, so output(named:) names what there is; fullscreenOutput opens the window fullscreen on the output \
+        given
+        """)
     func chosenOutput() async throws {
         let weston = try await HeadlessWeston.start(width: 640, height: 480)
         defer { weston.stop() }

@@ -52,7 +52,10 @@ final class CoverWindow {
 @MainActor
 @Suite("suspended state under a real mutter 48", .serialized)
 struct MutterSuspendTests {
-    @Test("mutter 48: a window suspended before its first frame (left unmapped past mutter's hidden timeout) still draws it, is shown, resumed and paced")
+    @Test("""
+        mutter 48: a window suspended before its first frame (left unmapped past mutter's hidden timeout) still draws it, is shown, \
+        resumed and paced
+        """)
     func suspendedBeforeFirstFrame() async throws {
         let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
@@ -60,17 +63,21 @@ struct MutterSuspendTests {
         // the window at once and suspends it SUSPEND_HIDDEN_TIMEOUT_S later (a window first
         // configured 0×0 got no such configure here: mutter sends state changes only after a
         // sized configure). Waited for as an event, at any speed.
-        let client = try PacedClient(socket: mutter.socketPath, fullscreen: true)
-        let suspended = await wait(upTo: .seconds(60)) { client.window.isSuspended }
+        let client = try PacedClient(on: mutter, fullscreen: true)
+        let suspended = await eventually(within: .seconds(60)) { client.window.isSuspended }
         #expect(suspended, "the unmapped window was never suspended; mutter log:\n\(mutter.readLog())")
         guard suspended else { return }
         #expect(client.source.isSuspended)
 
         // The link starts while suspended: its first frame maps the window (the compositor can
         // only resume a window it can show), mutter shows and resumes it, and callbacks pace it.
-        client.start(stallPolicy: .zeroDelta)
-        let running = await wait(upTo: .seconds(60)) { client.presentedTimes.count >= 3 || client.swapError != nil }
-        #expect(running, "no frames after a suspension before the first one (frames \(client.frames.count), requests \(client.source.frameRequestCount), suspended \(client.source.isSuspended)); mutter log:\n\(mutter.readLog())")
+        let running = await client.run(within: .seconds(60), stallPolicy: .zeroDelta) {
+            client.presentedTimes.count >= 3 || client.swapError != nil
+        }
+        #expect(running, """
+            no frames after a suspension before the first one (frames \(client.frames.count), requests \(client.source.frameRequestCount), \
+            suspended \(client.source.isSuspended)); mutter log:\n\(mutter.readLog())
+            """)
         #expect(client.swapError == nil)
         #expect(!client.source.isSuspended && !client.window.isSuspended)
         #expect(!client.window.outputs.isEmpty, "the window was never shown on an output")
@@ -78,19 +85,23 @@ struct MutterSuspendTests {
         client.link?.invalidate()
     }
 
-    @Test("mutter 48: a window covered by an opaque fullscreen window is suspended (no callbacks, no requests, no watchdog), and when uncovered resumes with a zero delta")
+    @Test("""
+        mutter 48: a window covered by an opaque fullscreen window is suspended (no callbacks, no requests, no watchdog), and when \
+        uncovered resumes with a zero delta
+        """)
     func coveredSuspendsAndUncoveredResumes() async throws {
         let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
-        let client = try PacedClient(socket: mutter.socketPath)
+        let client = try PacedClient(on: mutter)
         // Every change of the state, with the number of callbacks so far (the source's own handler
         // runs before this one, so the count is that at the change).
         var transitions: [(suspended: Bool, frames: Int, requests: Int)] = []
         client.window.onSuspendedChange = { [unowned client] suspended in
             transitions.append((suspended, client.frames.count, client.source.frameRequestCount))
         }
-        client.start(stallPolicy: .zeroDelta)
-        let running = await wait(upTo: .seconds(60)) { client.presentedTimes.count >= 5 || client.swapError != nil }
+        let running = await client.run(within: .seconds(60), stallPolicy: .zeroDelta) {
+            client.presentedTimes.count >= 5 || client.swapError != nil
+        }
         #expect(running, "the window was never presented; mutter log:\n\(mutter.readLog())")
         guard running else { return }
         #expect(!client.source.isSuspended)
@@ -98,7 +109,7 @@ struct MutterSuspendTests {
         // Covered: mutter suspends the window (after its hidden timeout).
         let cover = try CoverWindow(socket: mutter.socketPath)
         #expect(cover.window.isFullscreen, "mutter did not make the cover fullscreen")
-        let suspended = await wait(upTo: .seconds(60)) { client.source.isSuspended || client.swapError != nil }
+        let suspended = await eventually(within: .seconds(60)) { client.source.isSuspended || client.swapError != nil }
         #expect(suspended, "covered by an opaque fullscreen window, the window was never suspended; mutter log:\n\(mutter.readLog())")
         guard suspended else { cover.close(); return }
         #expect(client.window.isSuspended)
@@ -119,10 +130,12 @@ struct MutterSuspendTests {
 
         // Uncovered: mutter makes the window active at its next paint, and the link resumes.
         cover.close()
-        let resumed = await wait(upTo: .seconds(60)) {
+        let resumed = await eventually(within: .seconds(60)) {
             (!client.source.isSuspended && client.frames.count > framesWhileSuspended + 2) || client.swapError != nil
         }
-        #expect(resumed, "the window was not resumed after the cover closed (suspended: \(client.source.isSuspended)); mutter log:\n\(mutter.readLog())")
+        #expect(resumed, """
+            the window was not resumed after the cover closed (suspended: \(client.source.isSuspended)); mutter log:\n\(mutter.readLog())
+            """)
         client.link?.invalidate()
         #expect(client.swapError == nil)
         #expect(client.connection.error == nil)
@@ -154,6 +167,9 @@ struct MutterSuspendTests {
             #expect(frames[i].timestamp >= frames[i - 1].timestamp, "frame \(i)")
             #expect(frames[i].sequence > frames[i - 1].sequence, "frame \(i)")
         }
-        print("[mutter 48] suspended after \(atSuspend.frames) callbacks, \(transitions.count / 2) suspension(s), resumed with delta \(first.delta); \(frames.count - atResume.frames) callbacks after the resume")
+        print("""
+            [mutter 48] suspended after \(atSuspend.frames) callbacks, \(transitions.count / 2) suspension(s), resumed with delta \
+            \(first.delta); \(frames.count - atResume.frames) callbacks after the resume
+            """)
     }
 }

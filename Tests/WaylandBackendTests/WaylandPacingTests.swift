@@ -14,24 +14,26 @@ struct WaylandPacingTests {
     func nothingDrawnFirst() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(weston: weston)
+        let client = try PacedClient(on: weston)
         client.drawsNothingFirst = 3
-        client.start()
-        #expect(await wait(upTo: .seconds(60)) { client.frames.count >= 10 }, "\(client.frames.count) callbacks")
-        #expect(await wait(upTo: .seconds(60)) { !client.presentedTimes.isEmpty }, "nothing presented")
+        #expect(await client.run(within: .seconds(60)) { client.frames.count >= 10 }, "\(client.frames.count) callbacks")
+        #expect(await eventually(within: .seconds(60)) { !client.presentedTimes.isEmpty }, "nothing presented")
         let frames = client.frames
         #expect(frames.prefix(4).allSatisfy { $0.provenance == .frameCallbackEstimate })
         for (a, b) in zip(frames, frames.dropFirst()) {
             #expect(b.timestamp >= a.timestamp && b.delta == b.timestamp - a.timestamp && b.sequence > a.sequence)
         }
-        print("[wayland] nothing drawn in the first 3 callbacks: \(client.frames.count) callbacks, provenance \(client.frames.map(\.provenance.rawValue).suffix(3))")
+        print("""
+            [wayland] nothing drawn in the first 3 callbacks: \(client.frames.count) callbacks, provenance \
+            \(client.frames.map(\.provenance.rawValue).suffix(3))
+            """)
     }
 
     @Test("callbacks carry the compositor's exact presentation times; timestamps only move forward")
     func pacedWithPresentationTimestamps() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(weston: weston)
+        let client = try PacedClient(on: weston)
         #expect(client.connection.presentationClock == .monotonicRaw)
         #expect(client.connection.compositorName == "weston")
         var arrivals: [UInt64: MonotonicInstant] = [:]
@@ -40,7 +42,7 @@ struct WaylandPacingTests {
             client.feedback.append(feedback)
             arrivals[feedback.refreshIndex] = MonotonicInstant.now()
         }
-        let done = await wait(upTo: .seconds(60)) { client.frames.count >= 90 }
+        let done = await eventually(within: .seconds(60)) { client.frames.count >= 90 }
         #expect(done, "90 callbacks did not arrive; weston log:\n\(weston.readLog())")
         client.link?.invalidate()
         #expect(client.swapError == nil)
@@ -48,25 +50,10 @@ struct WaylandPacingTests {
         let frames = client.frames
         let presentedSet = Set(client.presentedTimes)
         #expect(!presentedSet.isEmpty)
-        // A frame stamped from presentation feedback carries a presentation time the compositor
-        // reported, exactly. Other frames (start-up, feedback late under load) say they are estimates.
-        for frame in frames where frame.provenance == .presentationFeedback {
-            #expect(presentedSet.contains(frame.timestamp.nanoseconds), "frame \(frame.refreshIndex)")
-        }
-        #expect(frames.allSatisfy { $0.provenance == .presentationFeedback || $0.provenance == .frameCallbackEstimate })
-        #expect(frames.contains { $0.provenance == .presentationFeedback })
+        client.expectStampedByPresentations()
         let estimated = frames.filter { $0.provenance != .presentationFeedback }.map(\.refreshIndex)
         print("[wayland] frames stamped by estimate (no new presentation yet): \(estimated)")
-        // Deltas are exactly the timestamp differences; timestamps and sequences only move forward;
-        // targets lie after timestamps.
-        #expect(frames[0].delta == .zero)
-        for i in 1..<frames.count {
-            #expect(frames[i].delta == frames[i].timestamp - frames[i - 1].timestamp, "frame \(i)")
-            #expect(frames[i].timestamp > frames[i - 1].timestamp, "frame \(i)")
-            #expect(frames[i].sequence > frames[i - 1].sequence, "frame \(i)")
-            #expect(frames[i].refreshIndex == frames[i - 1].refreshIndex + 1, "frame \(i)")
-        }
-        #expect(frames.allSatisfy { $0.targetTimestamp > $0.timestamp && $0.missedFrames >= 0 })
+        client.expectTimelineInOrder(consecutive: true)
         // Presentation times are on CLOCK_MONOTONIC: none is reported before it happened.
         for feedback in client.feedback {
             if case .presented(let at, _) = feedback.outcome, let arrival = arrivals[feedback.refreshIndex] {
@@ -92,17 +79,10 @@ struct WaylandPacingTests {
     func everyFrameGetsItsFeedback() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(weston: weston)
-        client.start()
-        #expect(await wait(upTo: .seconds(60)) { client.frames.count >= 30 })
-        // Pause (a paused link still hears about frames it drew) and let everything outstanding land.
+        let client = try PacedClient(on: weston)
+        #expect(await client.run(within: .seconds(60)) { client.frames.count >= 30 })
         client.link?.isPaused = true
-        let drained = await wait(upTo: .seconds(60)) {
-            !client.source.hasOutstandingFrameRequest && client.source.outstandingFeedbackCount == 0
-        }
-        let outstanding = "callback \(client.source.hasOutstandingFrameRequest), feedback \(client.source.outstandingFeedbackCount)"
-        #expect(drained, "outstanding: \(outstanding)")
-        #expect(await roundtrip(client.connection))
+        await client.drain()
         let drawn = client.frames.map(\.refreshIndex)
         let outcomes = client.feedback.map(\.refreshIndex)
         #expect(outcomes.sorted() == drawn, "frames \(drawn.count), outcomes \(outcomes.count)")
@@ -116,10 +96,9 @@ struct WaylandPacingTests {
     func fallbackWithoutPresentationTime() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(weston: weston, presentation: false)
+        let client = try PacedClient(on: weston, presentation: false)
         #expect(!client.connection.hasPresentationTime)
-        client.start()
-        let done = await wait(upTo: .seconds(60)) { client.frames.count >= 30 }
+        let done = await client.run(within: .seconds(60)) { client.frames.count >= 30 }
         #expect(done)
         client.link?.invalidate()
         #expect(client.feedback.isEmpty)
@@ -137,10 +116,9 @@ struct WaylandPacingTests {
     func ticksWithoutDrawing() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(weston: weston)
+        let client = try PacedClient(on: weston)
         client.draws = false  // draws only its first frame (to map the window)
-        client.start()
-        let done = await wait(upTo: .seconds(60)) { client.frames.count >= 30 }
+        let done = await client.run(within: .seconds(60)) { client.frames.count >= 30 }
         #expect(done, "ticking stopped after \(client.frames.count) callbacks")
         client.link?.invalidate()
         #expect(client.source.emptyCommitCount == client.frames.count - 1)
@@ -153,18 +131,12 @@ struct WaylandPacingTests {
     func pausedLinkIsQuiet() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(weston: weston)
-        client.start()
-        #expect(await wait(upTo: .seconds(60)) { client.frames.count >= 10 })
+        let client = try PacedClient(on: weston)
+        #expect(await client.run(within: .seconds(60)) { client.frames.count >= 10 })
         client.link?.isPaused = true
         #expect(!client.source.isWatchdogArmed, "a paused source runs no timer")
         // What was in flight completes; then nothing is outstanding.
-        let quiet = await wait(upTo: .seconds(60)) {
-            !client.source.hasOutstandingFrameRequest && client.source.outstandingFeedbackCount == 0
-                && !client.source.isStartPending
-        }
-        #expect(quiet)
-        #expect(await roundtrip(client.connection))
+        await client.drain()
         let frames = client.frames.count
         let requests = client.source.frameRequestCount
         let commits = client.source.emptyCommitCount
@@ -183,7 +155,7 @@ struct WaylandPacingTests {
                 "\(client.connection.wakeupCount - wakeups) wakeups for \(trips) round trips")
         client.link?.isPaused = false
         #expect(client.source.isWatchdogArmed)
-        #expect(await wait(upTo: .seconds(60)) { client.frames.count >= frames + 5 })
+        #expect(await eventually(within: .seconds(60)) { client.frames.count >= frames + 5 })
         #expect(client.frames[frames].delta == .zero)
         #expect(client.frames[frames + 1].delta == client.frames[frames + 1].timestamp - client.frames[frames].timestamp)
         #expect(client.source.frameRequestCount > requests)
@@ -195,18 +167,17 @@ struct WaylandPacingTests {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
         // A stall timeout far beyond any wait: only the socket can report the failure.
-        let client = try PacedClient(weston: weston, configuration: .init(stallTimeout: Nanoseconds(3_600_000_000_000)))
+        let client = try PacedClient(on: weston, configuration: .init(stallTimeout: Nanoseconds(3_600_000_000_000)))
         var failure: WaylandError?
         var failedAt = MonotonicInstant.zero
         client.connection.onError = { error in
             failure = error
             failedAt = MonotonicInstant.now()
         }
-        client.start()
-        #expect(await wait(upTo: .seconds(60)) { client.frames.count >= 10 })
+        #expect(await client.run(within: .seconds(60)) { client.frames.count >= 10 })
         let killedAt = MonotonicInstant.now()
         weston.kill()
-        #expect(await wait(upTo: .seconds(60)) { failure != nil })
+        #expect(await eventually(within: .seconds(60)) { failure != nil })
         guard let failure else { return }
         if case .connectionLost = failure {} else { Issue.record("unexpected error \(failure)") }
         #expect(client.source.error == failure)
@@ -227,19 +198,18 @@ struct WaylandPacingTests {
     func stallOnMinimize() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(weston: weston,
+        let client = try PacedClient(on: weston,
                                      configuration: .init(stallTimeout: Nanoseconds(200_000_000),
                                                           fallbackTickInterval: Nanoseconds(100_000_000)))
-        client.start()
-        #expect(await wait(upTo: .seconds(60)) { client.frames.count >= 10 })
+        #expect(await client.run(within: .seconds(60)) { client.frames.count >= 10 })
         client.window.minimize()
         // Once weston has handled the minimise, it paces us no more (weston 10 headless stops frame
         // callbacks for a minimised window): every later refresh is a fallback tick.
         #expect(await roundtrip(client.connection))
         let minimised = client.frames.count
-        let stalled = await wait(upTo: .seconds(60)) { client.source.isStalled }
+        let stalled = await eventually(within: .seconds(60)) { client.source.isStalled }
         #expect(stalled, "weston kept pacing the minimised window; weston log:\n\(weston.readLog())")
-        let ticked = await wait(upTo: .seconds(60)) {
+        let ticked = await eventually(within: .seconds(60)) {
             client.frames[minimised...].filter { $0.provenance == .timerFallback }.count >= 2
         }
         #expect(ticked)
@@ -259,13 +229,12 @@ struct WaylandPacingTests {
     func stallWithoutFallbackIsSilent() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(weston: weston, configuration: .init(stallTimeout: Nanoseconds(200_000_000)))
-        client.start()
-        #expect(await wait(upTo: .seconds(60)) { client.frames.count >= 10 })
+        let client = try PacedClient(on: weston, configuration: .init(stallTimeout: Nanoseconds(200_000_000)))
+        #expect(await client.run(within: .seconds(60)) { client.frames.count >= 10 })
         client.window.minimize()
         #expect(await roundtrip(client.connection))
         let minimised = client.frames.count
-        #expect(await wait(upTo: .seconds(60)) { client.source.isStalled })
+        #expect(await eventually(within: .seconds(60)) { client.source.isStalled })
         let requests = client.source.frameRequestCount
         for _ in 0..<3 { #expect(await roundtrip(client.connection)) }
         #expect(client.frames.count == minimised)

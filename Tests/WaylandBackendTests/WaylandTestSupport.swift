@@ -2,20 +2,8 @@ import DisplayLinkCore
 import EGLGraphics
 import GLESRenderer
 import DisplayLinkWaylandTesting
+import Testing
 import WaylandBackend
-
-/// Waits on the main actor (letting the main queue run the Wayland loop) until `condition` holds
-/// or `limit` passes; the limit only guards against hangs, it is not a timing assertion.
-@MainActor
-func wait(upTo limit: Duration = .seconds(20), until condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + limit
-    while !condition() {
-        if clock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(2))
-    }
-    return true
-}
 
 /// A compositor round trip: returns once the compositor has handled every request sent so far
 /// and the events they caused have been dispatched (false only if the connection failed or the
@@ -24,11 +12,11 @@ func wait(upTo limit: Duration = .seconds(20), until condition: () -> Bool) asyn
 func roundtrip(_ connection: WaylandConnection) async -> Bool {
     var done = false
     connection.sync { done = true }
-    return await wait(upTo: .seconds(60)) { done || connection.error != nil } && done
+    return await eventually(within: .seconds(60)) { done || connection.error != nil } && done
 }
 
-/// A window on a private weston with a link that draws a quad moving by deltaTime, and that
-/// records every callback and every presentation feedback.
+/// The client of these tests: a window on a private compositor with a link that draws a quad
+/// moving by deltaTime, and that records every callback and every presentation feedback.
 @MainActor
 final class PacedClient {
     let connection: WaylandConnection
@@ -45,15 +33,11 @@ final class PacedClient {
     var painter = ScissorPainter()
     var swapError: EGLError?
 
-    convenience init(weston: HeadlessWeston, presentation: Bool = true, size: Int32 = 250,
-                     configuration: WaylandFrameSource.Configuration = .init()) throws {
-        try self.init(socket: weston.socketPath, options: .init(bindPresentationTime: presentation), size: size,
-                      configuration: configuration)
-    }
-
-    init(socket: String, options: WaylandConnection.Options = .init(), size: Int32 = 250, fullscreen: Bool = false,
+    /// Connects to `compositor` (`presentation` false: without binding `wp_presentation`) and opens
+    /// a `size`×`size` window, or a fullscreen one.
+    init(on compositor: any PrivateCompositor, presentation: Bool = true, size: Int32 = 250, fullscreen: Bool = false,
          configuration: WaylandFrameSource.Configuration = .init()) throws {
-        connection = try WaylandConnection(socket: socket, options: options)
+        connection = try WaylandConnection(socket: compositor.socketPath, options: .init(bindPresentationTime: presentation))
         window = try WaylandWindow(connection: connection, title: "test", appID: "displaylink.test",
                                    width: size, height: size, fullscreen: fullscreen)
         egl = try WaylandEGLWindow(window: window)
@@ -68,6 +52,14 @@ final class PacedClient {
         link.stallPolicy = stallPolicy
         link.presentationHandler = { [weak self] in self?.feedback.append($0) }
         self.link = link
+    }
+
+    /// Starts the link and waits until `condition` holds (`limit` is a hang guard only): returns
+    /// whether it held.
+    func run(within limit: Duration = .seconds(60), stallPolicy: DisplayLink.StallPolicy = .realGap,
+             until condition: () -> Bool) async -> Bool {
+        start(stallPolicy: stallPolicy)
+        return await eventually(within: limit, condition)
     }
 
     func tick(_ link: DisplayLink) {
@@ -88,5 +80,70 @@ final class PacedClient {
             if case .presented(let at, _) = $0.outcome { return at.nanoseconds }
             return nil
         }
+    }
+
+    /// The feedback of the frames presented.
+    var presentedFeedback: [PresentationFeedback] {
+        feedback.filter { if case .presented = $0.outcome { true } else { false } }
+    }
+
+    /// How many frames with a commit target were presented.
+    var timedPresentedCount: Int { presentedFeedback.filter { $0.commitTarget != nil }.count }
+
+    /// Once the link is paused (a paused link still hears about frames it drew), waits until
+    /// everything outstanding has landed: no frame callback and no feedback outstanding, no start
+    /// pending, and a round trip after that.
+    func drain(sourceLocation: SourceLocation = #_sourceLocation) async {
+        let drained = await eventually {
+            !source.hasOutstandingFrameRequest && source.outstandingFeedbackCount == 0 && !source.isStartPending
+        }
+        #expect(drained, "outstanding: callback \(source.hasOutstandingFrameRequest), feedback \(source.outstandingFeedbackCount)",
+                sourceLocation: sourceLocation)
+        #expect(await roundtrip(connection), sourceLocation: sourceLocation)
+    }
+
+    /// Checks that no presented timed frame was presented more than `slack` before its commit
+    /// target; returns how many were checked.
+    func expectCommitTargetsKept(slack: Nanoseconds = .zero, sourceLocation: SourceLocation = #_sourceLocation) -> Int {
+        var checked = 0
+        for feedback in presentedFeedback {
+            guard case .presented(let at, _) = feedback.outcome, let target = feedback.commitTarget else { continue }
+            #expect(at.nanoseconds >= target.nanoseconds - slack.value,
+                    "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target",
+                    sourceLocation: sourceLocation)
+            checked += 1
+        }
+        return checked
+    }
+
+    /// Checks that each frame stamped from presentation feedback carries, exactly, a presentation
+    /// time the compositor reported, and that there is such a frame; with `othersEstimated`, that
+    /// every other frame (start-up, feedback not yet in) says it is an estimate.
+    func expectStampedByPresentations(othersEstimated: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) {
+        let presented = Set(presentedTimes)
+        for frame in frames where frame.provenance == .presentationFeedback {
+            #expect(presented.contains(frame.timestamp.nanoseconds), "frame \(frame.refreshIndex)", sourceLocation: sourceLocation)
+        }
+        if othersEstimated {
+            #expect(frames.allSatisfy { $0.provenance == .presentationFeedback || $0.provenance == .frameCallbackEstimate },
+                    "\(Set(frames.map(\.provenance)))", sourceLocation: sourceLocation)
+        }
+        #expect(frames.contains { $0.provenance == .presentationFeedback }, sourceLocation: sourceLocation)
+    }
+
+    /// Checks the frames' timeline: the first delta zero, each later one exactly the timestamp
+    /// difference; timestamps and sequences only move forward (and refresh indices by one when
+    /// `consecutive`); targets lie after timestamps.
+    func expectTimelineInOrder(consecutive: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(frames.first?.delta == .zero, sourceLocation: sourceLocation)
+        for i in frames.indices.dropFirst() {
+            #expect(frames[i].delta == frames[i].timestamp - frames[i - 1].timestamp, "frame \(i)", sourceLocation: sourceLocation)
+            #expect(frames[i].timestamp > frames[i - 1].timestamp, "frame \(i)", sourceLocation: sourceLocation)
+            #expect(frames[i].sequence > frames[i - 1].sequence, "frame \(i)", sourceLocation: sourceLocation)
+            if consecutive {
+                #expect(frames[i].refreshIndex == frames[i - 1].refreshIndex + 1, "frame \(i)", sourceLocation: sourceLocation)
+            }
+        }
+        #expect(frames.allSatisfy { $0.targetTimestamp > $0.timestamp && $0.missedFrames >= 0 }, sourceLocation: sourceLocation)
     }
 }
