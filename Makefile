@@ -54,14 +54,16 @@ test-examples: deps
 	Scripts/vkms-vm run --timeout 600 -- sh -c \
 	  'for run in $(EXAMPLE_RUNS); do Examples/.build/debug/$$run || exit 1; done'
 
-# API documentation: the DocC catalog of each public product (swift-docc-plugin), warnings as
+# API documentation: the DocC catalog of each library module (swift-docc-plugin), warnings as
 # errors, one archive per module. Output: .build/plugins/Swift-DocC/outputs/<module>.doccarchive;
-# static websites with DOCC_FLAGS=--transform-for-static-hosting. Needs only Swift (no apt packages).
+# static websites with DOCC_FLAGS=--transform-for-static-hosting. Each module is compiled for its
+# symbols, so the modules on C libraries need the headers `make deps` installs.
 # One invocation per catalog: the plugin stops at the first catalog with a warning, and every
 # catalog's warnings are wanted in one run; the target fails if any catalog failed.
 .PHONY: docs
 DOCC_FLAGS ?=
-DOC_TARGETS := DisplayLinkCore DisplaySurface Motion DisplayLinkTesting GLESRenderer FrameSchedulers
+DOC_TARGETS := DisplayLinkCore DisplaySurface Motion DisplayLinkTesting GLESRenderer FrameSchedulers \
+  WaylandBackend EGLGraphics DRMBackend ConsoleSeat Scenes PNGImage KernelCall DisplayLinkWaylandTesting
 docs:
 	@failed=; for target in $(DOC_TARGETS); do \
 	  echo "$(SWIFT) package $(BUILD_FLAGS) --disable-sandbox generate-documentation --target $$target --warnings-as-errors $(DOCC_FLAGS)"; \

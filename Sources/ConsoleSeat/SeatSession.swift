@@ -236,7 +236,7 @@ public final class SeatSession {
         return Device(path: path, fd: fd, id: nil)
     }
 
-    /// Closes a device opened with ``openDevice(_:)`` (the descriptor too).
+    /// Closes a device opened with ``openDevice(_:flags:)`` (the descriptor too).
     public func closeDevice(_ device: Device) {
         if let seat, let id = device.id { libseat_close_device(seat, id) }
         Glibc.close(device.fd)

@@ -11,7 +11,7 @@ extension DRMDisplay {
     /// Unbinds the GL context from this thread.
     public func releaseCurrent() { surface.releaseCurrent() }
 
-    /// Whether the context stays current after a flip's swap (see ``EGLWindowSurface/staysCurrentAfterSwap``).
+    /// Whether the context stays current after a flip's swap (see `EGLWindowSurface.staysCurrentAfterSwap`).
     public var staysCurrentAfterSwap: Bool {
         get { surface.staysCurrentAfterSwap }
         set { surface.staysCurrentAfterSwap = newValue }

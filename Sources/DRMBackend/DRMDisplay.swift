@@ -11,15 +11,15 @@ internal import CDRM
 /// A DRM/KMS display as a frame source: mode set, GBM surface with EGL, page flips with
 /// `DRM_MODE_PAGE_FLIP_EVENT`, and the flip event's vblank time as the truth.
 ///
-/// - KMS API (``Options/kmsAPI``): atomic first (``AtomicKMS``: the first frame's mode set
+/// - KMS API (``Options/kmsAPI``): atomic first (`AtomicKMS`: the first frame's mode set
 ///   validated by a `TEST_ONLY` commit, then one `ALLOW_MODESET` commit; a `NONBLOCK |
 ///   PAGE_FLIP_EVENT` commit per presented frame), legacy (`drmModeSetCrtc`, then one
 ///   `drmModePageFlip` per frame) for drivers without atomic or when asked.
 /// - Pacing (``pacing``): by the kernel's vblank events, every decision made by
-///   ``KMSFrameScheduler`` (frames in flight, held frames, lateness, targets, restarts, idle ticks
+///   `KMSFrameScheduler` (frames in flight, held frames, lateness, targets, restarts, idle ticks
 ///   queued with `drmCrtcQueueSequence` when nothing was drawn); or, on drivers without vblank
 ///   events (``DRMQuirks/noVblankEvents``), by a `CLOCK_MONOTONIC` timer at the mode's exact
-///   period, decided by ``KMSTimerPacer``, with `timer-fallback` provenance.
+///   period, decided by `KMSTimerPacer`, with `timer-fallback` provenance.
 /// - Start: when the CRTC is already running (a console), frame 0 is its current vblank.
 /// - `timestamp` is the vblank time (`CLOCK_MONOTONIC`, required: `DRM_CAP_TIMESTAMP_MONOTONIC`),
 ///   `sequence` the vblank counter (32-bit flip sequences extended across wraps), `duration` the
@@ -31,7 +31,7 @@ internal import CDRM
 ///   chosen or retimed with its exact period, the quirks, frames in flight 1→2 and back, idle
 ///   ticks starting and ending, the CRTC restore.
 ///
-/// This class coordinates: the device probe (``DRMDevice``), the output chosen
+/// This class coordinates: the device probe (`DRMDevice`), the output chosen
 /// (`OutputSelection`), the CRTC's kernel commands (`CRTCControl`), the scan-out buffers, the
 /// pacing (`VblankPacing` or `TimerPacing`), the seat's pauses and the event reader.
 @MainActor
@@ -44,7 +44,7 @@ public final class DRMDisplay: FrameSource {
         /// The KMS API: atomic first with legacy as the fallback (`.automatic`), or one of them.
         public var kmsAPI: KMSAPI
         /// How the device is opened and master obtained: through a seat manager (seatd,
-        /// systemd-logind) when one runs, else directly. See ``SeatSession``.
+        /// systemd-logind) when one runs, else directly. See `SeatSession`.
         public var session: SeatSession.Options
         public init(devicePath: String? = nil, mode: ModeRequest? = nil, kmsAPI: KMSAPI = .automatic,
                     session: SeatSession.Options = .init()) {
@@ -85,7 +85,7 @@ public final class DRMDisplay: FrameSource {
     public let planeFormats: PlaneFormats?
     public private(set) var error: DRMError?
     public var onError: ((DRMError) -> Void)?
-    /// The session the device was opened in (also for input devices: ``ConsoleInput``).
+    /// The session the device was opened in (also for input devices: `ConsoleInput`).
     public let session: SeatSession
     /// Whether the session lets this display use the device now (false while another VT has it).
     public var isSessionActive: Bool { sessionActive }

@@ -1,6 +1,6 @@
 /// What a DRM driver does differently from the rest, each a named flag with the reason the
 /// display acts on it (the way weston names its workarounds). Found when the device is opened
-/// (``DRMDevice``) and, for some, while frames run.
+/// (`DRMDevice`) and, for some, while frames run.
 public struct DRMQuirks: OptionSet, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }

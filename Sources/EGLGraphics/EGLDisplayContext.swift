@@ -85,6 +85,7 @@ public final class EGLDisplayContext {
     let setDamageRegion: PFNEGLSETDAMAGEREGIONKHRPROC?
 
     /// - Parameters:
+    ///   - platform: the native display EGL runs on (a Wayland connection, a GBM device, or none).
     ///   - nativeVisualID: for GBM, the `GBM_FORMAT_*` the config must scan out as.
     ///   - alpha: whether the surface keeps an alpha channel (window surfaces on Wayland do not
     ///     need one: the compositor then treats them as opaque, which is cheaper).

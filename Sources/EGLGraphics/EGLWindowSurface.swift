@@ -6,7 +6,7 @@ internal import CEGL
 /// always served by one thread (after `dispatchMain()` on Linux, and under Swift's async main,
 /// pool threads serve it, sometimes alternating with the main thread). ``beginFrame()`` binds the
 /// context to the calling thread unless it is already current there on this surface (no EGL call
-/// then), and ``swapBuffers(damage:surfaceHeight:)`` releases it again, so whichever thread runs
+/// then), and ``swapBuffers(damage:surfaceHeight:)-([PixelRect],_)`` releases it again, so whichever thread runs
 /// the next frame can bind it: a context current on one thread cannot be bound on another.
 ///
 /// Buffer age: ``bufferAge`` says how many frames ago the back buffer was last drawn (0: unknown
@@ -141,7 +141,7 @@ public final class EGLWindowSurface {
 
     /// Whether the context stays current on the drawing thread after a swap (default: released,
     /// so that whichever thread draws the next frame can bind it). Set it where one thread draws
-    /// every frame (``DisplaySurface``'s main loop does): binding and releasing cost two
+    /// every frame (`DisplaySurface`'s main loop does): binding and releasing cost two
     /// `eglMakeCurrent` calls a frame, each a driver flush check and a system call in libglvnd.
     /// ``beginFrame()`` still binds the context when something else was made current meanwhile.
     public var staysCurrentAfterSwap = false

@@ -7,7 +7,7 @@ import Motion
 /// source in the frame that shows it).
 ///
 /// As toolkits scroll: the list is drawn at whole-pixel offsets (the eased offset rounded down;
-/// ``pixelSnapping``), and with a ``ScrollCache`` (GLES 3; ``cachesRows``) each row is rasterised
+/// ``pixelSnapping``), and with a `ScrollCache` (GLES 3; ``cachesRows``) each row is rasterised
 /// when it scrolls into view or changes, and the cached list is copied onto the screen each frame
 /// under the scroll bar and the HUD. The rows asked of the data source each frame are still every
 /// row visible at the eased offset or at the drawn one.
@@ -31,7 +31,7 @@ public final class ScrollScene: Scene, ListDataSource {
 
     /// Whether the list is drawn at whole-pixel offsets (on by default; required by the cache).
     public let pixelSnapping: Bool
-    /// Whether rows are drawn through a ``ScrollCache`` (false on GLES 2, or when not asked for).
+    /// Whether rows are drawn through a `ScrollCache` (false on GLES 2, or when not asked for).
     public var cachesRows: Bool { rowCache != nil }
     /// The offset the list was drawn at in the last frame (the eased offset, snapped).
     public private(set) var pixelOffset = 0.0
@@ -48,7 +48,14 @@ public final class ScrollScene: Scene, ListDataSource {
     private var autoScrollPending = true
 
     /// - Parameters:
-    ///   - cachesRows: draw rows through a ``ScrollCache`` where the context allows (GLES 3);
+    ///   - renderer: the renderer the list and its scroll bar are drawn with, in layers of their own.
+    ///   - rows: the number of rows in the list.
+    ///   - width: the surface's width in pixels; the list fills it less a margin on each side.
+    ///   - height: the surface's height in pixels.
+    ///   - duration: seconds each scroll takes, from one end of the list to the other.
+    ///   - curve: the easing curve of each scroll.
+    ///   - delay: seconds after the first frame before the first scroll starts.
+    ///   - cachesRows: draw rows through a `ScrollCache` where the context allows (GLES 3);
     ///     needs `pixelSnapping`.
     ///   - pixelSnapping: draw the list at whole-pixel offsets.
     public init(renderer: Renderer, rows: Int, width: Int32, height: Int32, duration: Double,

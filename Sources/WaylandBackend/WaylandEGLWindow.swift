@@ -69,17 +69,17 @@ public final class WaylandEGLWindow {
         wl_egl_window_resize(eglWindow, width, height, 0, 0)
     }
 
-    /// Binds the GL context for drawing this frame (see ``EGLWindowSurface/beginFrame()``).
+    /// Binds the GL context for drawing this frame (see `EGLWindowSurface.beginFrame()`).
     public func beginFrame() throws(EGLError) {
         try surface.beginFrame()
     }
 
-    /// Unbinds the GL context from this thread (see ``EGLWindowSurface/releaseCurrent()``).
+    /// Unbinds the GL context from this thread (see `EGLWindowSurface.releaseCurrent()`).
     public func releaseCurrent() {
         surface.releaseCurrent()
     }
 
-    /// Whether the context stays current after a swap (see ``EGLWindowSurface/staysCurrentAfterSwap``).
+    /// Whether the context stays current after a swap (see `EGLWindowSurface.staysCurrentAfterSwap`).
     public var staysCurrentAfterSwap: Bool {
         get { surface.staysCurrentAfterSwap }
         set { surface.staysCurrentAfterSwap = newValue }

@@ -17,9 +17,9 @@ extension WaylandFrameSource {
         /// output repaints (the window's map animation ends), the window's timed commits would
         /// wait indefinitely.
         public var usesCommitTiming = true
-        /// When timed commits are held (no callback ``WaylandRefreshScheduler/heldCommitPeriods``
+        /// When timed commits are held (no callback `WaylandRefreshScheduler.heldCommitPeriods`
         /// periods after a commit's target, while the compositor answers two `wl_display.sync`
-        /// probes sent after it: see ``WaylandRefreshScheduler``), release the held frame with one
+        /// probes sent after it: see `WaylandRefreshScheduler`), release the held frame with one
         /// commit timed a period ahead and use untimed commits from then on
         /// (``WaylandFrameSource/isCommitTimingFallenBack``, one warning). False: keep timed
         /// commits whatever the compositor does (for measuring a compositor; mutter 48 and 50

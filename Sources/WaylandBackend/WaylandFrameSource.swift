@@ -25,7 +25,7 @@ internal import CWaylandClient
 /// extrapolated on the measured rhythm and marked `frameCallbackEstimate`; without
 /// `wp_presentation`, callback arrival times are the estimate. Timestamps strictly increase, also
 /// when late feedback turns out earlier than an extrapolated timestamp (see
-/// ``WaylandRefreshScheduler`` for the rules), and every refresh carries a sequence that strictly
+/// `WaylandRefreshScheduler` for the rules), and every refresh carries a sequence that strictly
 /// increases. `targetTimestamp` comes from the measured period and the learned presentation depth
 /// (the scheduler's `RhythmEstimator`); never from the callback's `ms` argument, which compositors
 /// fill inconsistently.
@@ -33,12 +33,12 @@ internal import CWaylandClient
 /// Newer compositors' timing protocols are used when the connection bound them (each is optional):
 /// with `wp_commit_timing_manager_v1` and ``Configuration/usesCommitTiming`` (the default) every
 /// refresh's commit carries a timestamp half a period before its target
-/// (``WaylandRefreshScheduler/Refresh/commitTarget``), so a frame is never shown before the vblank
+/// (`WaylandRefreshScheduler.Refresh.commitTarget`), so a frame is never shown before the vblank
 /// it was computed for; if the compositor holds timed commits instead of presenting them (mutter
 /// 48 headless), the source notices within a few periods plus one watchdog interval, releases the
 /// held frame and falls back to untimed commits for good (``isCommitTimingFallenBack``, one
 /// warning naming the option); with a preferred rate below the refresh, timed commits a whole
-/// link interval ahead replace the callbacks no link would use (see ``WaylandRefreshScheduler``);
+/// link interval ahead replace the callbacks no link would use (see `WaylandRefreshScheduler`);
 /// with `wp_fifo_manager_v1` every compositor-paced commit sets a FIFO barrier and waits for the
 /// previous one, while timer fallback ticks (hidden, stalled) set none, so frames drawn then
 /// replace each other instead of queueing, and the client never waits; with `xdg_wm_base` 6 the
@@ -46,16 +46,16 @@ internal import CWaylandClient
 /// refresh after it follows a stall (zero delta under `.zeroDelta`); only a surface's first frame
 /// is drawn while suspended (it maps the surface: mutter 48 suspends a window left without a
 /// buffer, and resumes it only once it can show it). Presentation flags and commit targets
-/// travel with each ``PresentationFeedback``. When the surface changes output, or its output's
+/// travel with each `PresentationFeedback`. When the surface changes output, or its output's
 /// mode changes, the rhythm is learned again at once.
 ///
 /// When callbacks stop (surface hidden, feedback lost), a watchdog notices after
-/// ``Configuration/stallTimeout``; it can tick the links at a low rate (``timerFallback``
+/// ``Configuration/stallTimeout``; it can tick the links at a low rate (`timerFallback`
 /// provenance), and the first refresh after callbacks return is marked as following a stall.
 /// While no link is active, nothing is requested and no timer runs.
 ///
 /// Every decision (timestamp, sequence, target, provenance, stall, fallback tick, what to request)
-/// is made by ``WaylandRefreshScheduler``, a pure value tested on virtual time; this class makes the
+/// is made by `WaylandRefreshScheduler`, a pure value tested on virtual time; this class makes the
 /// Wayland calls, reads the clock, converts presentation times, runs the timer and feeds it.
 /// Logs (label `displaylink.wayland`, at `.debug` except the one `.warning` when commit timing
 /// falls back: silent unless the program bootstraps a handler at that level) only on state
@@ -124,7 +124,7 @@ public final class WaylandFrameSource: FrameSource {
     /// `wl_display.sync` probes sent by the held-commit rule, and answers received.
     public var heldCommitProbeCount: UInt64 { scheduler.probesSent }
     /// Refreshes whose commit was timed a whole link interval ahead (a preferred rate below the
-    /// refresh; see ``WaylandRefreshScheduler``), and the index of the first of them.
+    /// refresh; see `WaylandRefreshScheduler`), and the index of the first of them.
     public internal(set) var stridedRefreshCount = 0
     public internal(set) var firstStridedRefreshIndex: UInt64?
     /// Commits given a target time, and FIFO barriers set (for tests).
