@@ -77,9 +77,10 @@ package final class ChildProcess: Sendable {
     package static var inheritedEnvironment: [String: String] { ProcessInfo.processInfo.environment }
 
     /// Starts `arguments` (the first is the child's `argv[0]`, and its path unless `executable` is
-    /// given) with exactly `environment`.
+    /// given) with exactly `environment`, and `input` (a file or a terminal's path) as its
+    /// standard input.
     package init(_ arguments: [String], executable: String? = nil,
-                 environment: [String: String] = ChildProcess.inheritedEnvironment,
+                 environment: [String: String] = ChildProcess.inheritedEnvironment, input: String = "/dev/null",
                  output: Destination = .discarded, errors: Destination = .standardOutput) throws(SpawnError) {
         let program = executable ?? arguments[0]
         let outputFile = try ChildProcess.path(for: output, program: program)
@@ -91,7 +92,7 @@ package final class ChildProcess: Sendable {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, input, input == "/dev/null" ? O_RDONLY : O_RDWR | O_NOCTTY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputFile ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         if errors == .standardOutput {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)

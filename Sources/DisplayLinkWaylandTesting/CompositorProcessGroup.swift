@@ -100,6 +100,11 @@ final class CompositorProcessGroup {
             throw .noSocket(log: log)
         }
         usleep(50_000)  // the socket exists just before the compositor listens on it
+        if let ended = child.termination {  // made its socket, then gave up
+            let log = readLog()
+            stop()
+            throw .exitedEarly(status: ended.status, log: log)
+        }
     }
 
     deinit { stop() }

@@ -49,6 +49,14 @@ package enum ProcessTable {
     }
 
     /// A file's text ("" when it cannot be read): logs, captured output, `/proc` files.
+    /// A process's state, what it waits on in the kernel and its kernel stack (as root): what a
+    /// test prints about a child that does not end.
+    package static func kernelState(of pid: pid_t) -> String {
+        func read(_ name: String) -> String { text(of: "/proc/\(pid)/\(name)").trimmingCharacters(in: .whitespacesAndNewlines) }
+        let state = read("status").split(separator: "\n").first { $0.hasPrefix("State:") } ?? "State: ?"
+        return "\(state), wchan \(read("wchan")), kernel stack:\n\(read("stack"))"
+    }
+
     package static func text(of path: String) -> String {
         readFile(path).map { String(decoding: $0, as: UTF8.self) } ?? ""
     }

@@ -161,8 +161,8 @@ public final class DisplaySurface: FrameSource {
                                            fullscreen: options.fullscreen, fullscreenOutput: output)
             let egl = try WaylandEGLWindow(window: window)
             let source = WaylandFrameSource(window: window, configuration: .init(
-                usesCommitTiming: options.waylandCommitTiming,
-                usesCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors))
+                allowsCommitTiming: options.waylandCommitTiming,
+                allowsCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors))
             egl.frameSource = source  // a swap is the frame's commit
             return (connection, window, egl, source)
         } catch {

@@ -112,7 +112,7 @@ extension DisplaySurface {
         /// On Wayland, use commit timing on mutter's virtual monitors too (headless and remote
         /// desktop sessions; false by default: there mutter holds a timed commit made while
         /// nothing else repaints, and under load also the commits that would release it;
-        /// `WaylandFrameSource.Configuration.usesCommitTimingOnVirtualMonitors`).
+        /// `WaylandFrameSource.Configuration.allowsCommitTimingOnVirtualMonitors`).
         public var waylandCommitTimingOnVirtualMonitors = false
         /// On Wayland, order frames with FIFO barriers when the compositor offers
         /// `wp_fifo_manager_v1` (true, the default): each frame paced by the compositor waits until

@@ -7,7 +7,7 @@ extension WaylandRefreshScheduler {
     /// divisor of the link interval up to ``maximumStride`` (so every link still fires on its
     /// refresh: 5 for an interval of 10, not 8) when striding saves wake-ups, else 1.
     public var stride: Int {
-        guard usesCommitTimingNow, !isStridingUseless, isPeriodMeasured, timeline.latest != nil,
+        guard isTimingCommits, !isStridingUseless, isPeriodMeasured, timeline.latest != nil,
               let depth = learnedDepth else { return 1 }
         let stride = WaylandRefreshScheduler.largestDivisor(of: linkFrameInterval,
                                                             atMost: WaylandRefreshScheduler.maximumStride)
@@ -32,7 +32,7 @@ extension WaylandRefreshScheduler {
     /// presentation is known; else nil. Before the first presentation the surface may not be
     /// mapped: mutter 48 never applies a timed commit of a surface that is on no output yet.
     func commitTarget(for target: MonotonicInstant) -> MonotonicInstant? {
-        guard usesCommitTimingNow, timeline.latest != nil else { return nil }
+        guard isTimingCommits, timeline.latest != nil else { return nil }
         return saturatingAdd(target, Nanoseconds(-(period.value / 2)))
     }
 }

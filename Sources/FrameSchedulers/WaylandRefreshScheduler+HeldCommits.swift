@@ -40,9 +40,9 @@ extension WaylandRefreshScheduler {
     /// callback asked for after it has come (the held frame before it may still be held too, if
     /// the release did not wake the compositor). Nil: the rule does not apply.
     private var heldTarget: MonotonicInstant? {
-        guard configuration.usesCommitTiming, configuration.fallsBackFromHeldCommits, hasOutstandingFrameCallback,
+        guard configuration.timesCommits, configuration.fallsBackFromHeldCommits, hasOutstandingFrameCallback,
               isActive, !isFailed, !isSuspended, !isOffAllOutputs else { return nil }
-        if usesCommitTimingNow { return outstandingCommitApplied ? nil : outstandingCommitTarget }
+        if isTimingCommits { return outstandingCommitApplied ? nil : outstandingCommitTarget }
         return releaseTarget
     }
 

@@ -22,18 +22,18 @@ public struct WaylandRefreshScheduler: Sendable {
         public var fallbackTickInterval: Nanoseconds?
 
         /// Whether each refresh carries a ``Refresh/commitTarget`` (`wp_commit_timing_manager_v1`).
-        public var usesCommitTiming: Bool
+        public var timesCommits: Bool
         /// Whether held timed commits end commit timing for good (see <doc:WaylandScheduling>; false:
         /// timed commits are kept whatever the compositor does).
         public var fallsBackFromHeldCommits: Bool
 
         public init(usesPresentation: Bool = true, stallTimeout: Nanoseconds = Nanoseconds(500_000_000),
-                    fallbackTickInterval: Nanoseconds? = nil, usesCommitTiming: Bool = false,
+                    fallbackTickInterval: Nanoseconds? = nil, timesCommits: Bool = false,
                     fallsBackFromHeldCommits: Bool = true) {
             self.usesPresentation = usesPresentation
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
-            self.usesCommitTiming = usesCommitTiming
+            self.timesCommits = timesCommits
             self.fallsBackFromHeldCommits = fallsBackFromHeldCommits
         }
     }
@@ -190,5 +190,5 @@ public struct WaylandRefreshScheduler: Sendable {
     public var learnedDepth: Int? { rhythm.learnedDepth }
 
     /// Whether commits carry targets at this point: configured, and not fallen back.
-    public var usesCommitTimingNow: Bool { configuration.usesCommitTiming && !isCommitTimingFallenBack }
+    public var isTimingCommits: Bool { configuration.timesCommits && !isCommitTimingFallenBack }
 }

@@ -16,7 +16,7 @@ extension WaylandFrameSource {
         /// frame for a timed commit about one system uptime away; so once nothing else on the
         /// output repaints (the window's map animation ends), the window's timed commits would
         /// wait indefinitely.
-        public var usesCommitTiming = true
+        public var allowsCommitTiming = true
         /// When timed commits are held (no callback `WaylandRefreshScheduler.heldCommitPeriods`
         /// periods after a commit's target, while the compositor answers two `wl_display.sync`
         /// probes sent after it: see `WaylandRefreshScheduler`), release the held frame with one
@@ -31,15 +31,15 @@ extension WaylandFrameSource {
         /// False, the default: there mutter 48 and 50 hold a timed commit made while nothing else
         /// repaints, and mutter 50 sometimes holds the commits that would release it too (under
         /// load, for good), so frames are committed untimed as without the protocol.
-        public var usesCommitTimingOnVirtualMonitors = false
+        public var allowsCommitTimingOnVirtualMonitors = false
         public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
-                    usesCommitTiming: Bool = true, fallsBackFromHeldCommits: Bool = true,
-                    usesCommitTimingOnVirtualMonitors: Bool = false) {
+                    allowsCommitTiming: Bool = true, fallsBackFromHeldCommits: Bool = true,
+                    allowsCommitTimingOnVirtualMonitors: Bool = false) {
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
-            self.usesCommitTiming = usesCommitTiming
+            self.allowsCommitTiming = allowsCommitTiming
             self.fallsBackFromHeldCommits = fallsBackFromHeldCommits
-            self.usesCommitTimingOnVirtualMonitors = usesCommitTimingOnVirtualMonitors
+            self.allowsCommitTimingOnVirtualMonitors = allowsCommitTimingOnVirtualMonitors
         }
     }
 }

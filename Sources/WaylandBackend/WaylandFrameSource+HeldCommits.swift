@@ -66,7 +66,7 @@ extension WaylandFrameSource {
         } else {
             WaylandFrameSource.log.warning("""
                 commit timing turned off for this surface: \(reason); released with one commit timed a period \
-                ahead, untimed commits from here on (WaylandFrameSource.Configuration.usesCommitTiming / \
+                ahead, untimed commits from here on (WaylandFrameSource.Configuration.allowsCommitTiming / \
                 DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false \
                 keeps timed commits)
                 """)

@@ -44,7 +44,7 @@ extension WaylandFrameSource {
     // MARK: The refresh
 
     func afterDispatch() {
-        if scheduler.usesCommitTimingNow {
+        if scheduler.isTimingCommits {
             // The links' common interval: a stride of timed commits replaces the wake-ups no link uses.
             scheduler.linkFrameInterval = dispatcher.commonFrameInterval(refreshPeriod: scheduler.period)
         }

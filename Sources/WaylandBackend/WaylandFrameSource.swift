@@ -31,7 +31,7 @@ internal import CWaylandClient
 /// fill inconsistently.
 ///
 /// Newer compositors' timing protocols are used when the connection bound them (each is optional):
-/// with `wp_commit_timing_manager_v1` and ``Configuration/usesCommitTiming`` (the default) every
+/// with `wp_commit_timing_manager_v1` and ``Configuration/allowsCommitTiming`` (the default) every
 /// refresh's commit carries a timestamp half a period before its target
 /// (`WaylandRefreshScheduler.Refresh.commitTarget`), so a frame is never shown before the vblank
 /// it was computed for; if the compositor holds timed commits instead of presenting them (mutter
@@ -96,27 +96,24 @@ public final class WaylandFrameSource: FrameSource {
     /// The timing protocols this source uses (``WaylandConnection/timingProtocols``, without
     /// commit timing when the configuration turned it off or it fell back).
     public var timingProtocolsInUse: [String] {
-        connection.timingProtocols.filter { usesCommitTiming || !$0.hasPrefix("wp_commit_timing") }
+        connection.timingProtocols.filter { isTimingCommits || !$0.hasPrefix("wp_commit_timing") }
     }
     /// Whether commits carry target times (`wp_commit_timer_v1.set_timestamp`): bound,
     /// configured, and not fallen back.
-    public var usesCommitTiming: Bool { scheduler.usesCommitTimingNow }
+    public var isTimingCommits: Bool { scheduler.isTimingCommits }
     /// Whether timed commits were found held and this source fell back to untimed commits for
     /// good (see ``Configuration/fallsBackFromHeldCommits``).
     public var isCommitTimingFallenBack: Bool { scheduler.isCommitTimingFallenBack }
-    /// Whether the compositor offers commit timing and the configuration asked for it (whether
-    /// or not it fell back since).
-    public var isCommitTimingConfigured: Bool { scheduler.configuration.usesCommitTiming }
     /// Whether the window was on mutter's virtual monitors only when the source was made (see
-    /// ``Configuration/usesCommitTimingOnVirtualMonitors``).
+    /// ``Configuration/allowsCommitTimingOnVirtualMonitors``).
     public let isOnVirtualMonitor: Bool
     /// Commit timing's state for reports: `in use`, `fell back` (the compositor held timed
     /// commits), `not used on a virtual monitor`, `off` (by configuration) or `not offered`.
     public var commitTimingState: String {
         if isCommitTimingFallenBack { return "fell back" }
-        if usesCommitTiming { return "in use" }
+        if isTimingCommits { return "in use" }
         guard window.commitTimer != nil else { return "not offered" }
-        return configuration.usesCommitTiming && isOnVirtualMonitor ? "not used on a virtual monitor" : "off"
+        return configuration.allowsCommitTiming && isOnVirtualMonitor ? "not used on a virtual monitor" : "off"
     }
     /// Commits made to release a held timed commit (0 while none was held; more than 1 when a
     /// release was held too).
@@ -165,13 +162,13 @@ public final class WaylandFrameSource: FrameSource {
         currentAdvertised = advertised
         let outputs = window.outputs.isEmpty ? window.connection.outputs : window.outputs
         isOnVirtualMonitor = !outputs.isEmpty && outputs.allSatisfy(\.isMutterVirtualMonitor)
-        let timesCommits = configuration.usesCommitTiming && window.commitTimer != nil
-            && (configuration.usesCommitTimingOnVirtualMonitors || !isOnVirtualMonitor)
+        let timesCommits = configuration.allowsCommitTiming && window.commitTimer != nil
+            && (configuration.allowsCommitTimingOnVirtualMonitors || !isOnVirtualMonitor)
         scheduler = WaylandRefreshScheduler(
             configuration: .init(usesPresentation: window.connection.hasPresentationTime,
                                  stallTimeout: configuration.stallTimeout,
                                  fallbackTickInterval: configuration.fallbackTickInterval,
-                                 usesCommitTiming: timesCommits,
+                                 timesCommits: timesCommits,
                                  fallsBackFromHeldCommits: configuration.fallsBackFromHeldCommits),
             advertisedPeriod: advertised)
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
@@ -209,12 +206,12 @@ public final class WaylandFrameSource: FrameSource {
         log.debug("advertised refresh period \(advertised) (targets use the measured period once known)")
         log.debug("""
             timing protocols in use: \(window.connection.timingProtocols.joined(separator: ", "))\
-            \(window.commitTimer != nil && !configuration.usesCommitTiming ? " (commit timing bound, not used by configuration)" : "")
+            \(window.commitTimer != nil && !configuration.allowsCommitTiming ? " (commit timing bound, not used by configuration)" : "")
             """)
-        if configuration.usesCommitTiming && window.commitTimer != nil && !timesCommits {
+        if configuration.allowsCommitTiming && window.commitTimer != nil && !timesCommits {
             log.debug("""
                 commit timing not used: the window is on mutter's virtual monitors, which hold timed commits \
-                (WaylandFrameSource.Configuration.usesCommitTimingOnVirtualMonitors: true uses it anyway)
+                (WaylandFrameSource.Configuration.allowsCommitTimingOnVirtualMonitors: true uses it anyway)
                 """)
         }
     }

@@ -19,7 +19,7 @@ public final class WaylandOutput {
     /// Whether this is one of mutter's virtual monitors (`--virtual-monitor`, headless and remote
     /// desktop sessions: make `MetaVendor`, model `MetaVirtualMonitor`). Their frame clock has no
     /// presentation times to predict from, and a timed commit made while nothing else repaints is
-    /// never applied (mutter 48 and 50); see ``WaylandFrameSource/Configuration/usesCommitTimingOnVirtualMonitors``.
+    /// never applied (mutter 48 and 50); see ``WaylandFrameSource/Configuration/allowsCommitTimingOnVirtualMonitors``.
     public var isMutterVirtualMonitor: Bool { make == "MetaVendor" && model == "MetaVirtualMonitor" }
 
     let proxy: OpaquePointer

@@ -1,5 +1,6 @@
 import ConsoleSeat
 import DRMBackend
+import DisplayLinkWaylandTesting
 import SystemPackage
 import DisplayLinkCore
 import Foundation
@@ -72,36 +73,6 @@ final class VirtualKeyboard {
     }
 }
 
-extension Child {
-    /// A child with no signal blocked and default handlers for SIGUSR1/SIGUSR2: a child spawned
-    /// from a thread of this process inherits its signal mask (the runtime's threads block
-    /// signals), and seatd learns of VT switches through SIGUSR1/SIGUSR2.
-    init(unblocked arguments: [String], errors: Int32) throws {
-        var pid: pid_t = 0
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, errors, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), defaults = sigset_t()
-        sigemptyset(&none)
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGUSR1)
-        sigaddset(&defaults, SIGUSR2)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
-        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: Errno(rawValue: status)) }
-        self.pid = pid
-    }
-}
-
 /// Brings VT `number` to the front and waits until it is (through a thread: the switch waits for
 /// the seat's client to let go; a safety limit of 120 s).
 @MainActor
@@ -114,7 +85,7 @@ func activateVT(_ number: Int32) async -> Bool {
         let ok = ioctl(tty, 0x5606 /* VT_ACTIVATE */, number) == 0 && ioctl(tty, 0x5607 /* VT_WAITACTIVE */, number) == 0
         outcome.withLock { $0 = ok }
     }
-    _ = await waitFor(.seconds(60)) { outcome.withLock { $0 } != nil }
+    _ = await eventually(within: .seconds(60)) { outcome.withLock { $0 } != nil }
     return outcome.withLock { $0 } ?? false
 }
 
@@ -175,41 +146,35 @@ func seatVTSwitch(provenance: TimestampProvenance, presentedAfterVblank: Bool, l
     try #require(!FileManager.default.fileExists(atPath: socket), "a seatd is already running")
     let report = "/tmp/seat-demo-\(getpid()).json"
     let keyboard = try VirtualKeyboard()
-    let seatLog = try LineReader()
-    defer { seatLog.close() }
-    let seatd = try Child(unblocked: ["/usr/sbin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"], errors: seatLog.writeEnd)
+    let seatd = try ChildProcess.start(["/usr/sbin/seatd", "-u", "nobody", "-g", "nogroup", "-l", "debug"])
     var seatdStopped = false
     func stopSeatd() async {
         guard !seatdStopped else { return }
         seatdStopped = true
-        kill(seatd.pid, SIGTERM)
-        _ = await seatd.wait()
+        seatd.signal(SIGTERM)
+        _ = await seatd.ended()
         unlink(socket)
     }
     defer {
         if !seatdStopped {  // left early: the next tests must not find a seat manager
-            kill(seatd.pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(seatd.pid, &status, 0)
+            seatd.kill()
             unlink(socket)
         }
     }
-    #expect(await waitFor(.seconds(60)) { FileManager.default.fileExists(atPath: socket) || !seatd.isRunning },
-            "seatd did not start: \(seatLog.poll())")
-    try #require(seatd.isRunning, "seatd exited: \(seatLog.poll())")
+    #expect(await eventually(within: .seconds(60)) { FileManager.default.fileExists(atPath: socket) || !seatd.isRunning },
+            "seatd did not start: \(seatd.errorLines)")
+    try #require(seatd.isRunning, "seatd exited: \(seatd.errorLines)")
 
     let crtc = try #require(CRTCWatcher())
     let before = crtc.state
-    let log = try LineReader()
-    defer { log.close() }
     // Standard input /dev/null (no terminal): keys come through libinput.
-    let run = try Child(unblocked: ["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
+    let run = try ChildProcess.start(["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
                          "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
                          demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
-                         "--report", report, "--log-level", "debug"], errors: log.writeEnd)
+                         "--report", report, "--log-level", "debug"])
     func flips(_ count: Int) async -> Bool { await seeFlips(count, on: crtc, other: before?.buffer, while: run) }
-    #expect(await flips(4), "the demo never flipped: \(log.poll().suffix(20))")
-    let lines = log.poll()
+    #expect(await flips(4), "the demo never flipped: \(run.errorLines.suffix(20))")
+    let lines = run.errorLines
     #expect(lines.contains { $0.contains("seat seat0: session active") }, "not through the seat: \(lines.suffix(30))")
     #expect(lines.contains { $0.contains("keys: no terminal on standard input; the console's keyboards through libinput") },
             "no libinput keys: \(lines.filter { $0.contains("keys") || $0.contains("input") })")
@@ -217,22 +182,22 @@ func seatVTSwitch(provenance: TimestampProvenance, presentedAfterVblank: Bool, l
     // Away: VT 2. The switch completes only after the demo let go.
     let switched = await activateVT(2)
     let active = (try? String(contentsOfFile: "/sys/class/tty/tty0/active", encoding: .utf8)) ?? "?"
-    try #require(switched, "VT 2 not activated (active: \(active)); seatd: \(seatLog.poll().suffix(15)); demo: \(log.poll().suffix(8))")
-    #expect(await log.wait(for: "session disabled: no flips", while: run) != nil, "no disable: \(log.poll().suffix(20))")
+    try #require(switched, "VT 2 not activated (active: \(active)); seatd: \(seatd.errorLines.suffix(15)); demo: \(run.errorLines.suffix(8))")
+    #expect(await run.line(containing: "session disabled: no flips") != nil, "no disable: \(run.errorLines.suffix(20))")
     let away = MonotonicInstant.now()
     // The console (fbcon's framebuffer, as before the demo) is on screen while away.
-    #expect(await waitFor(.seconds(60)) { crtc.state?.buffer == before?.buffer }, "the console did not come back while away")
+    #expect(await eventually(within: .seconds(60)) { crtc.state?.buffer == before?.buffer }, "the console did not come back while away")
     let back = MonotonicInstant.now()
     #expect(await activateVT(1), "VT 1 not activated")
-    #expect(await log.wait(for: "session enabled: mode", while: run) != nil, "no re-modeset: \(log.poll().suffix(20))")
+    #expect(await run.line(containing: "session enabled: mode") != nil, "no re-modeset: \(run.errorLines.suffix(20))")
     #expect(await flips(3), "no flips after the return")
 
     // Keys through libinput: space pauses, q quits.
     keyboard.tap(VirtualKeyboard.keySpace)
-    #expect(await log.wait(for: "key: paused", while: run) != nil, "space did not arrive: \(log.poll().suffix(20))")
+    #expect(await run.line(containing: "key: paused") != nil, "space did not arrive: \(run.errorLines.suffix(20))")
     keyboard.tap(VirtualKeyboard.keyQ)
-    #expect(await log.wait(for: "key: quit", while: run) != nil, "q did not arrive: \(log.poll().suffix(20))")
-    #expect(await run.wait() == 0)
+    #expect(await run.line(containing: "key: quit") != nil, "q did not arrive: \(run.errorLines.suffix(20))")
+    #expect(await run.ended() == 0)
     await stopSeatd()
     #expect(crtc.state?.buffer == before?.buffer, "the CRTC was not restored")
 

@@ -1,4 +1,5 @@
 import DRMBackend
+import DisplayLinkWaylandTesting
 import DisplayLinkCore
 import DisplaySurface
 import Foundation
@@ -38,7 +39,7 @@ extension VKMSTests {
                 try surface.present()
             } catch { counter.failure = error }
         }
-        #expect(await waitFor(.seconds(60)) { counter.frames >= 20 || counter.failure != nil })
+        #expect(await eventually(within: .seconds(60)) { counter.frames >= 20 || counter.failure != nil })
         #expect(counter.failure == nil, "\(String(describing: counter.failure))")
         #expect(counter.pixels.map { Array($0[0..<3]) } == [0, 255, 0])
         #expect(crtc.state?.buffer != before?.buffer, "the surface's frames are on the CRTC")

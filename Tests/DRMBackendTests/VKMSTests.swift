@@ -16,227 +16,6 @@ func vmHasDevice() {
     if insideVM { #expect(hasKMS, "no /dev/dri/card0 inside the VM: vkms did not load") }
 }
 
-/// A link on a DRM display that draws (or not) and records frames and presentations.
-@MainActor
-final class FlipClient {
-    let display: DRMDisplay
-    var link: DisplayLink?
-    var frames: [DisplayFrame] = []
-    var presented: [UInt64: (time: MonotonicInstant, sequence: UInt64?)] = [:]
-    var draws = true
-    /// Callbacks at the start that draw nothing (a program whose assets are still loading).
-    var drawsNothingFirst = 0
-    /// Simulates a renderer that needs more than the period: the frame is presented only this
-    /// long after its vblank.
-    var presentAfterVblank: Nanoseconds?
-    var painter = ScissorPainter()
-    var failure: Error?
-
-    init(_ options: DRMDisplay.Options) throws {
-        display = try DRMDisplay(options: options)
-    }
-
-    func start() {
-        let link = DisplayLink(source: display, target: self) { client, link in client.tick(link) }
-        link.presentationHandler = { [weak self] feedback in
-            if case .presented(let at, let sequence) = feedback.outcome { self?.presented[feedback.refreshIndex] = (at, sequence) }
-        }
-        self.link = link
-    }
-
-    func tick(_ link: DisplayLink) {
-        frames.append(link.frame)
-        guard frames.count > drawsNothingFirst else { return }
-        guard draws || frames.count == drawsNothingFirst + 1 else { return }
-        do {
-            try display.beginFrame()
-            painter.begin(width: display.width, height: display.height, background: RGBA(0.1, 0.1, 0.2))
-            painter.fill(x: Int32(frames.count * 4 % 600), y: 200, width: 40, height: 40, color: RGBA(1, 0.5, 0))
-            if let delay = presentAfterVblank {
-                let until = link.frame.timestamp + delay
-                while MonotonicInstant.now() < until { usleep(200) }
-            }
-            try display.present()
-        } catch { failure = error }
-    }
-}
-
-/// Waits until `count` page flips were seen (the CRTC's framebuffer changing to one that is not
-/// `other`, the console's), or `run` ended; false then, or after 120 s.
-@MainActor
-func seeFlips(_ count: Int, on crtc: CRTCWatcher, other: UInt32?, while run: Child) async -> Bool {
-    var last = crtc.state?.buffer, seen = 0
-    let happened = await waitFor(.seconds(120)) {
-        let now = crtc.state?.buffer
-        if now != last, now != other { seen += 1 }
-        last = now
-        return seen >= count || !run.isRunning
-    }
-    return happened && seen >= count
-}
-
-/// A child process started with posix_spawn and reaped with waitpid (Foundation's Process cannot
-/// watch children inside the VM: it fails to create its wake-up socket pair).
-struct Child {
-    let pid: pid_t
-    /// - Parameters:
-    ///   - input: the child's standard input (default /dev/null).
-    ///   - errors: the child's standard error (default: this process's).
-    ///   - environment: variables set for the child on top of this process's.
-    init(_ arguments: [String], input: Int32? = nil, errors: Int32? = nil, environment: [String: String] = [:]) throws {
-        var pid: pid_t = 0
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        if let input {
-            posix_spawn_file_actions_adddup2(&actions, input, 0)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        }
-        if let errors { posix_spawn_file_actions_adddup2(&actions, errors, 2) }
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var variables = ProcessInfo.processInfo.environment
-        variables.merge(environment) { $1 }
-        var envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { envp.forEach { free($0) } }
-        let status = posix_spawn(&pid, arguments[0], &actions, nil, &argv, &envp)
-        guard status == 0 else { throw DRMError.kernel(operation: "posix_spawn(\(arguments[0]))", errno: Errno(rawValue: status)) }
-        self.pid = pid
-    }
-
-    /// Whether the child has not exited yet (a zombie has exited; it is not reaped here).
-    var isRunning: Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return !stat[close...].hasPrefix(") Z")
-    }
-
-    /// Waits without blocking the main actor; kills the child after 90 s and returns nil. A child
-    /// that SIGKILL does not end within 30 s more is stuck in the kernel: its kernel stack is
-    /// printed (what it waits on) and it is left behind rather than waited for without end.
-    @MainActor
-    func wait() async -> Int32? {
-        var status: Int32 = 0
-        let ended = await waitFor(.seconds(90)) { waitpid(pid, &status, WNOHANG) == pid }
-        guard ended else {
-            print("[child \(pid)] still running after 90 s: \(kernelState)")
-            kill(pid, SIGKILL)
-            if await !waitFor(.seconds(30), { waitpid(pid, &status, WNOHANG) == pid }) {
-                print("[child \(pid)] not ended by SIGKILL after 30 s: \(kernelState)")
-            }
-            return nil
-        }
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    }
-
-    /// The child's state, what it waits on in the kernel and its kernel stack (as root).
-    var kernelState: String {
-        func read(_ name: String) -> String {
-            ((try? String(contentsOfFile: "/proc/\(pid)/\(name)", encoding: .utf8)) ?? "?")
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        let state = read("status").split(separator: "\n").first { $0.hasPrefix("State:") } ?? "State: ?"
-        return "\(state), wchan \(read("wchan")), kernel stack:\n\(read("stack"))"
-    }
-}
-
-@MainActor
-func waitFor(_ limit: Duration = .seconds(120), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock(), deadline = clock.now + limit
-    while !condition() {
-        if clock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}
-
-/// Lines a child writes to a pipe, read without blocking.
-@MainActor
-final class LineReader {
-    let readEnd: Int32
-    let writeEnd: Int32
-    private(set) var lines: [String] = []
-    private var partial: [UInt8] = []
-
-    init() throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw DRMError.kernel(operation: "pipe", errno: Errno(rawValue: errno)) }
-        readEnd = fds[0]
-        writeEnd = fds[1]
-        _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
-    }
-
-    /// Reads what is there; returns the lines so far.
-    func poll() -> [String] {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = read(readEnd, &buffer, buffer.count)
-            guard n > 0 else { break }
-            for byte in buffer[0..<n] {
-                if byte == UInt8(ascii: "\n") {
-                    lines.append(String(decoding: partial, as: UTF8.self))
-                    partial.removeAll()
-                } else {
-                    partial.append(byte)
-                }
-            }
-        }
-        return lines
-    }
-
-    /// Waits for a line containing `text` while `child` runs (a safety limit of 120 s).
-    func wait(for text: String, while child: Child, limit: Duration = .seconds(120)) async -> String? {
-        var found: String?
-        var exited = false
-        _ = await waitFor(limit) {
-            found = poll().first { $0.contains(text) }
-            if found == nil && exited { return true }  // read once more after the exit
-            exited = !child.isRunning
-            return found != nil
-        }
-        return found
-    }
-
-    func close() {
-        Glibc.close(readEnd)
-        Glibc.close(writeEnd)
-    }
-}
-
-/// Runs the demo (`arguments`, with enough `--frames`) with ``AllocationProbe`` preloaded, frames
-/// counted by KMS commits, passing its standard error on; expects it to exit 0 having allocated
-/// nothing on its main thread from the probe's first counted frame to its last: the per-frame
-/// path allocates nothing on DRM either (DemoAllocationTests is the Wayland counterpart). Under a
-/// sanitizer (the probe cannot be preloaded before its runtime) it only runs the demo.
-@MainActor
-func expectNoAllocationPerFrame(_ arguments: [String], label: String,
-                                sourceLocation: SourceLocation = #_sourceLocation) async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("alloc-probe-\(getpid())")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let probe = PreloadLibrary.underSanitizer ? nil : try AllocationProbe.build(counting: .kmsCommit, in: directory)
-    let log = try LineReader()
-    defer { log.close() }
-    let run = try Child(arguments, errors: log.writeEnd, environment: probe.map { ["LD_PRELOAD": $0] } ?? [:])
-    // Read as it comes (a full pipe would block the demo).
-    var printed = 0
-    func passOn() {
-        let lines = log.poll()
-        for line in lines[printed...] { print("[\(label)] demo: \(line)") }
-        printed = lines.count
-    }
-    _ = await waitFor(.seconds(600)) { passOn(); return !run.isRunning }
-    let status = await run.wait()
-    passOn()
-    #expect(status == 0, sourceLocation: sourceLocation)
-    guard probe != nil else { return }
-    let summary = try #require(AllocationProbe.summary(in: log.lines.joined(separator: "\n")), "no allocation probe summary",
-                               sourceLocation: sourceLocation)
-    #expect(summary.frames >= AllocationProbe.to, "\(summary.line)", sourceLocation: sourceLocation)
-    #expect(summary.allocations == 0, "\(summary.line): see the demo's lines above", sourceLocation: sourceLocation)
-}
-
 /// The vblanks the kernel reported, by sequence (a flip event carries microseconds, a vblank
 /// event or read nanoseconds: one vblank may be known by two times).
 @MainActor
@@ -313,7 +92,7 @@ struct VKMSTests {
         let exact = exactPeriod(client.display.mode)
         #expect(client.display.mode.period == exact)
         client.start()
-        #expect(await waitFor { client.frames.count >= 122 || client.failure != nil })
+        #expect(await eventually(within: .seconds(120)) { client.frames.count >= 122 || client.failure != nil })
         client.link?.invalidate()
         #expect(client.failure == nil, "\(String(describing: client.failure))")
         expectHardwareFrames(client, period: exact)
@@ -332,7 +111,7 @@ struct VKMSTests {
         // However fast the machine, the frame is presented after the next vblank has passed.
         client.presentAfterVblank = period + Nanoseconds(3_000_000)
         client.start()
-        #expect(await waitFor { client.frames.count >= 40 || client.failure != nil })
+        #expect(await eventually(within: .seconds(120)) { client.frames.count >= 40 || client.failure != nil })
         client.link?.invalidate()
         #expect(client.failure == nil, "\(String(describing: client.failure))")
         expectHardwareFrames(client, period: period)
@@ -360,7 +139,7 @@ struct VKMSTests {
         #expect(client.display.mode.period.value == 6_944_444)
         #expect(exactPeriod(client.display.mode).value == 6_944_444)
         client.start()
-        #expect(await waitFor { client.frames.count >= 40 || client.failure != nil })
+        #expect(await eventually(within: .seconds(120)) { client.frames.count >= 40 || client.failure != nil })
         client.link?.invalidate()
         #expect(client.failure == nil, "\(String(describing: client.failure))")
         #expect(client.frames.allSatisfy { $0.duration.value == 6_944_444 })
@@ -373,7 +152,7 @@ struct VKMSTests {
         let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480"), kmsAPI: api))
         client.draws = false
         client.start()
-        #expect(await waitFor { client.frames.count >= 30 })
+        #expect(await eventually(within: .seconds(120)) { client.frames.count >= 30 })
         client.link?.invalidate()
         #expect(client.display.flipsSubmitted == 0)  // only the mode set, no page flips
         // The mode set's vblank event, then one per callback after it.
@@ -390,7 +169,7 @@ struct VKMSTests {
         let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480")))
         client.drawsNothingFirst = 3
         client.start()
-        #expect(await waitFor { client.frames.count >= 20 || client.failure != nil }, "\(client.frames.count) callbacks")
+        #expect(await eventually(within: .seconds(120)) { client.frames.count >= 20 || client.failure != nil }, "\(client.frames.count) callbacks")
         client.link?.invalidate()
         #expect(client.failure == nil)
         #expect(client.display.flipsSubmitted > 0)
@@ -435,7 +214,7 @@ struct VKMSTests {
         // Watched through a descriptor that is never master (a fresh open would be, racing the demo's).
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
-        try await expectNoAllocationPerFrame([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api,
+        try expectNoAllocationPerFrame([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api,
                                               "--frames", "160", "--report", report], label: "drm/\(api)")
         #expect(crtc.state?.buffer == before?.buffer)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
@@ -457,14 +236,14 @@ struct VKMSTests {
         print("[drm/\(api)] demo bounce 640x480: \(frames.count) frames, \(frames.filter { $0["presented"] is Double }.count) presented; report: \(report)")
 
         // SIGTERM mid-run: a clean exit, and the CRTC is back.
-        let long = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--seconds", "600"])
+        let long = try ChildProcess.start([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--seconds", "600"])
         // Terminate once it is really on screen (its framebuffer is on the CRTC).
         print("[drm/\(api)] demo started for SIGTERM (pid \(long.pid)); waiting for its framebuffer on the CRTC")
-        let onScreen = await waitFor(.seconds(120)) { crtc.state?.buffer != before?.buffer || !long.isRunning }
+        let onScreen = await eventually(within: .seconds(120)) { crtc.state?.buffer != before?.buffer || !long.isRunning }
         #expect(onScreen && long.isRunning, "the demo never set its mode")
-        kill(long.pid, SIGTERM)
+        long.signal(SIGTERM)
         print("[drm/\(api)] SIGTERM sent to the demo once on screen")
-        #expect(await long.wait() == 0)
+        #expect(await long.ended() == 0)
         #expect(crtc.state?.buffer == before?.buffer)
     }
 
@@ -485,13 +264,11 @@ struct VKMSTests {
         var before = termios()
         tcgetattr(terminal, &before)
         #expect(before.c_lflag & tcflag_t(ICANON | ECHO) == tcflag_t(ICANON | ECHO))
-        let log = try LineReader()
-        defer { log.close() }
 
         let crtc = try #require(CRTCWatcher())
         let crtcBefore = crtc.state
-        let run = try Child([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600", "--report", report],
-                            input: terminal, errors: log.writeEnd)
+        let run = try ChildProcess.start([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600", "--report", report],
+                                         input: "/dev/pts/\(number)")
         func flips(_ count: Int) async -> Bool { await seeFlips(count, on: crtc, other: crtcBefore?.buffer, while: run) }
         // On screen and flipping (the mode set, then a few flips) before the first key.
         #expect(await flips(4), "the demo never flipped")
@@ -500,14 +277,14 @@ struct VKMSTests {
         #expect(raw.c_lflag & tcflag_t(ICANON | ECHO) == 0, "the demo did not put the terminal in raw mode")
         func type(_ key: String) { _ = key.utf8CString.withUnsafeBufferPointer { write(master, $0.baseAddress, key.utf8.count) } }
         type(" ")
-        #expect(await log.wait(for: "key: paused", while: run) != nil, "no pause: \(log.lines)")
+        #expect(await run.line(containing: "key: paused") != nil, "no pause: \(run.errorLines)")
         type(" ")
-        let resumed = await log.wait(for: "key: resumed at refresh ", while: run)
-        #expect(resumed != nil, "no resume: \(log.lines)")
+        let resumed = await run.line(containing: "key: resumed at refresh ")
+        #expect(resumed != nil, "no resume: \(run.errorLines)")
         #expect(await flips(3), "no flips after the resume")
         type("q")
-        #expect(await log.wait(for: "key: quit", while: run) != nil, "no quit: \(log.lines)")
-        #expect(await run.wait() == 0)
+        #expect(await run.line(containing: "key: quit") != nil, "no quit: \(run.errorLines)")
+        #expect(await run.ended() == 0)
         var after = termios()
         tcgetattr(terminal, &after)
         #expect(after.c_lflag == before.c_lflag, "terminal not restored")

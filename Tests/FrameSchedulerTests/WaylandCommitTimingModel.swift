@@ -81,7 +81,7 @@ struct TimedCompositorModel {
         script.scheduler = WaylandRefreshScheduler(
             configuration: .init(stallTimeout: Nanoseconds(watchdogInterval),
                                  fallbackTickInterval: fallbackTick.map { Nanoseconds($0) },
-                                 usesCommitTiming: commitTiming, fallsBackFromHeldCommits: fallsBack),
+                                 timesCommits: commitTiming, fallsBackFromHeldCommits: fallsBack),
             advertisedPeriod: Nanoseconds(Self.p))
     }
 

@@ -16,7 +16,7 @@ struct WaylandCommitTimingTests {
     static func heldRun(fallsBack: Bool = true) -> (script: SchedulerScript, heldTarget: Int64, lastCallback: Int64) {
         var script = SchedulerScript()
         script.scheduler = WaylandRefreshScheduler(
-            configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: fallsBack),
+            configuration: .init(timesCommits: true, fallsBackFromHeldCommits: fallsBack),
             advertisedPeriod: Nanoseconds(p))
         script.start(at: 0)
         var last: Int64 = 0
@@ -56,7 +56,7 @@ struct WaylandCommitTimingTests {
         let second = answered + 2 * p + ms
         #expect(script.scheduler.compositorAnswered(at: t(second)) == .fallBack(release: t(second + p)))
         #expect(script.scheduler.isCommitTimingFallenBack)
-        #expect(!script.scheduler.usesCommitTimingNow)
+        #expect(!script.scheduler.isTimingCommits)
         #expect(script.scheduler.isStalled)
         #expect(script.scheduler.commitTimingFallbackReason?.contains("not presented \((second - held) / ms) ms after its target") == true)
         // The release is watched until a callback asked for after it comes.
@@ -131,7 +131,7 @@ struct WaylandCommitTimingTests {
         #expect(script.watchdog(at: held + 400 * ms) == .nothing)
         #expect(script.watchdog(at: held + 600 * ms) == .stalled)
         #expect(!script.scheduler.isCommitTimingFallenBack)
-        #expect(script.scheduler.usesCommitTimingNow)
+        #expect(script.scheduler.isTimingCommits)
     }
 
     @Test("without commit timing a stall is a stall: no fallback, no release")
@@ -296,7 +296,7 @@ struct WaylandCommitTimingTests {
             #expect(abs(plain - perSecond) <= 1)
             #expect(abs(timed - perSecond / interval) <= 1, "interval \(interval), seq \(seq): \(timed) wakes")
         }
-        var plainScheduler = WaylandRefreshScheduler(configuration: .init(usesCommitTiming: false))
+        var plainScheduler = WaylandRefreshScheduler(configuration: .init(timesCommits: false))
         plainScheduler.linkFrameInterval = interval
         #expect(plainScheduler.stride == 1)
     }

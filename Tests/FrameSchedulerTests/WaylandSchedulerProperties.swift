@@ -17,7 +17,7 @@ struct RandomCompositor {
         if commitTiming {
             script.scheduler = WaylandRefreshScheduler(
                 configuration: .init(usesPresentation: usesPresentation, stallTimeout: Nanoseconds(200 * ms),
-                                     fallbackTickInterval: fallback ? Nanoseconds(50 * ms) : nil, usesCommitTiming: true),
+                                     fallbackTickInterval: fallback ? Nanoseconds(50 * ms) : nil, timesCommits: true),
                 advertisedPeriod: Nanoseconds(16_666_667))
         }
         script.scheduler.linkFrameInterval = linkInterval

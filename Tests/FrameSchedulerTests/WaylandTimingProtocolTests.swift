@@ -14,7 +14,7 @@ struct WaylandTimingProtocolTests {
     static func mutterRun(frames: Int, commitTiming: Bool = false) -> SchedulerScript {
         var script = SchedulerScript()
         if commitTiming {
-            script.scheduler = WaylandRefreshScheduler(configuration: .init(usesCommitTiming: true),
+            script.scheduler = WaylandRefreshScheduler(configuration: .init(timesCommits: true),
                                                        advertisedPeriod: Nanoseconds(p))
         }
         script.start(at: 0)

@@ -42,11 +42,11 @@ enum ForkyCompositor: String, CaseIterable, Sendable, CustomTestStringConvertibl
     /// falling back if timed commits are held), except on mutter 50, where it is off: with it,
     /// mutter 50 freezes the window today (a bug of the frame source, fixed separately).
     var configuration: WaylandFrameSource.Configuration {
-        self == .mutter50 ? .init(usesCommitTiming: false) : .init()
+        self == .mutter50 ? .init(allowsCommitTiming: false) : .init()
     }
 
     /// Whether the source times its commits here.
-    var usesCommitTiming: Bool { self != .mutter50 && timingProtocols.contains("wp_commit_timing_v1 1") }
+    var expectsTimedCommits: Bool { self != .mutter50 && timingProtocols.contains("wp_commit_timing_v1 1") }
 }
 
 /// The timing protocols on today's compositors: weston 16, mutter 50 and kwin 6.7, chrooted in the
@@ -68,9 +68,9 @@ struct ForkyCompositorTests {
         #expect(connection.timingProtocols.count == kind.timingProtocols.count, "\(connection.timingProtocols)")
         #expect(connection.hasPresentationTime && connection.hasFifo)
         #expect(connection.hasCommitTiming == kind.timingProtocols.contains("wp_commit_timing_v1 1"))
-        let inUse = kind.usesCommitTiming ? kind.timingProtocols : kind.timingProtocols.filter { !$0.hasPrefix("wp_commit_timing") }
+        let inUse = kind.expectsTimedCommits ? kind.timingProtocols : kind.timingProtocols.filter { !$0.hasPrefix("wp_commit_timing") }
         #expect(Set(client.source.timingProtocolsInUse) == inUse)
-        #expect(client.source.usesCommitTiming == kind.usesCommitTiming)
+        #expect(client.source.isTimingCommits == kind.expectsTimedCommits)
         let outputs = connection.outputs.map { "\($0.name ?? "?") \($0.width)×\($0.height) \($0.refreshMilliHertz) mHz" }
         print("""
             [\(kind.testDescription)] process \(connection.compositorName ?? "?"); \(connection.timingProtocols.joined(separator: ", ")); \
@@ -112,7 +112,7 @@ struct ForkyCompositorTests {
         let presentedFeedback = client.presentedFeedback
         #expect(presentedFeedback.allSatisfy { $0.flags != nil })
         // Timed commits: none presented before its commit target. Untimed: no frame asked for one.
-        if kind.usesCommitTiming {
+        if kind.expectsTimedCommits {
             #expect(client.source.timedCommitCount > 0)
             _ = client.expectCommitTargetsKept()
         } else {
@@ -151,8 +151,8 @@ struct ForkyCompositorTests {
         // commit's target (here the frame's target, half a period later), so it never holds one;
         // turned off so that every frame stays timed and is checked.
         let client = try PacedClient(on: weston,
-                                     configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: false))
-        #expect(client.source.usesCommitTiming)
+                                     configuration: .init(allowsCommitTiming: true, fallsBackFromHeldCommits: false))
+        #expect(client.source.isTimingCommits)
         client.start()
         // How many callbacks there had been when the first presentation arrived: every frame
         // drawn from then on knows a presentation, so its commit is timed.
@@ -238,7 +238,7 @@ struct ForkyCompositorTests {
         var client: PacedClient? = try PacedClient(
             on: compositor,
             configuration: .init(stallTimeout: Nanoseconds(200_000_000), fallbackTickInterval: Nanoseconds(50_000_000),
-                                 usesCommitTiming: commitTiming))
+                                 allowsCommitTiming: commitTiming))
         guard let paced = client else { return }
         var suspensions: [Bool] = []
         paced.window.onSuspendedChange = { suspensions.append($0) }
@@ -392,9 +392,11 @@ struct HeadlessRootCompositorTests {
     @Test("a compositor that exits during start-up: a typed error that names it and carries its log")
     func exitedEarly() async throws {
         do {
-            let weston = try await HeadlessRootCompositor.start(.weston16, extraArguments: ["--no-such-option-here"])
+            // A config file that cannot be read ends weston before it makes its socket (an unknown
+            // option ends it only after, which a start-up may or may not see first).
+            let weston = try await HeadlessRootCompositor.start(.weston16, extraArguments: ["--config=/no-such-option-here.ini"])
             weston.stop()
-            Issue.record("weston started with an unknown option")
+            Issue.record("weston started with a config file that does not exist")
         } catch let error as HeadlessRootCompositor.LaunchError {
             guard case .exitedEarly(let kind, _, let log) = error else { Issue.record("unexpected error \(error)"); return }
             #expect(kind == .weston16)

@@ -43,7 +43,7 @@ struct MutterHeldCommitTests {
         let client = try PacedClient(on: mutter)
         #expect(client.connection.hasCommitTiming)
         #expect(client.source.isOnVirtualMonitor)
-        #expect(!client.source.usesCommitTiming)
+        #expect(!client.source.isTimingCommits)
         let (before, flowing) = try await runAcrossIdleStage(client) { false }
         #expect(flowing, """
             frames stopped: \(client.presentedTimes.count) presented (\(before) before the pause); mutter log:\n\(mutter.readLog())
@@ -59,8 +59,8 @@ struct MutterHeldCommitTests {
     func forcedCommitTimingHoldFound() async throws {
         let mutter = try await HeadlessMutter.mutter50()
         defer { mutter.stop() }
-        let client = try PacedClient(on: mutter, configuration: .init(usesCommitTimingOnVirtualMonitors: true))
-        #expect(client.source.usesCommitTiming)
+        let client = try PacedClient(on: mutter, configuration: .init(allowsCommitTimingOnVirtualMonitors: true))
+        #expect(client.source.isTimingCommits)
         let (before, _) = try await runAcrossIdleStage(client) { client.source.isCommitTimingFallenBack }
         #expect(client.source.isCommitTimingFallenBack, """
             no fallback: \(client.presentedTimes.count) presented (\(before) before the pause), probes \

@@ -16,7 +16,7 @@ struct MutterTimingTests {
     func protocolsBound() async throws {
         let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
-        let client = try PacedClient(on: mutter, configuration: .init(usesCommitTiming: false))
+        let client = try PacedClient(on: mutter, configuration: .init(allowsCommitTiming: false))
         #expect(client.connection.hasPresentationTime)
         #expect(client.connection.hasCommitTiming)
         #expect(client.connection.hasFifo)
@@ -47,7 +47,7 @@ struct MutterTimingTests {
         #expect(client.connection.outputs.allSatisfy { $0.isMutterVirtualMonitor })
         #expect(client.source.isOnVirtualMonitor)
         #expect(client.connection.hasCommitTiming)
-        #expect(!client.source.usesCommitTiming)
+        #expect(!client.source.isTimingCommits)
         #expect(!client.source.timingProtocolsInUse.contains { $0.hasPrefix("wp_commit_timing") })
         let done = await client.run(within: .seconds(60)) { client.presentedTimes.count >= 30 || client.swapError != nil }
         client.link?.invalidate()
@@ -67,8 +67,8 @@ struct MutterTimingTests {
         // source must notice, release the held frame and go on untimed. On a loaded host the
         // animation may end before the first timed commit, or outlast the run: whether the
         // fallback triggers is up to mutter's frame clock, and both outcomes are checked.
-        let client = try PacedClient(on: mutter, configuration: .init(usesCommitTimingOnVirtualMonitors: true))
-        #expect(client.source.usesCommitTiming)
+        let client = try PacedClient(on: mutter, configuration: .init(allowsCommitTimingOnVirtualMonitors: true))
+        #expect(client.source.isTimingCommits)
         #expect(client.source.timingProtocolsInUse.contains("wp_commit_timing_v1 1"))
         let flowing = await client.run(within: .seconds(120)) { client.presentedTimes.count >= 90 || client.swapError != nil }
         client.link?.invalidate()
@@ -82,7 +82,7 @@ struct MutterTimingTests {
         if client.source.isCommitTimingFallenBack {
             // Observable: not listed as in use any more; exactly one release commit; no timed
             // commit after it (the release itself aside).
-            #expect(!client.source.usesCommitTiming)
+            #expect(!client.source.isTimingCommits)
             #expect(!client.source.timingProtocolsInUse.contains { $0.hasPrefix("wp_commit_timing") })
             #expect(client.source.releaseCommitCount >= 1)
             // Once a frame after the timed ones is untimed, no later frame is timed again.
@@ -120,10 +120,10 @@ struct MutterTimingTests {
         // anything animating on a desktop does, so the stage keeps ticking; the client's commits are
         // timed throughout (no fallback).
         let (client, companion) = try await timedClientWithCompanion(mutter)
-        #expect(client.source.usesCommitTiming)
+        #expect(client.source.isTimingCommits)
         client.start()
         // Asserted: timed commits are sent. How many of them mutter 48 presents is up to its
-        // frame clock (see WaylandFrameSource.Configuration.usesCommitTiming: a held timed commit
+        // frame clock (see WaylandFrameSource.Configuration.allowsCommitTiming: a held timed commit
         // waits for a stage frame), so the bound below is checked on every one it did present,
         // after waiting (not asserted) a while for a few of them.
         let sent = await eventually(within: .seconds(120)) { client.source.timedCommitCount >= 1 || client.swapError != nil }
@@ -187,13 +187,13 @@ struct MutterTimingTests {
     /// obscured window is not repainted, and the stage would go idle again).
     func timedClientWithCompanion(_ mutter: HeadlessMutter,
                                   sourceLocation: SourceLocation = #_sourceLocation) async throws -> (PacedClient, PacedClient) {
-        let companion = try PacedClient(on: mutter, size: 400, configuration: .init(usesCommitTiming: false))
+        let companion = try PacedClient(on: mutter, size: 400, configuration: .init(allowsCommitTiming: false))
         let companionRuns = await companion.run(within: .seconds(60)) { !companion.presentedTimes.isEmpty }
         #expect(companionRuns, "the untimed companion window was never presented; mutter log:\n\(mutter.readLog())",
                 sourceLocation: sourceLocation)
         let client = try PacedClient(on: mutter,
-                                     configuration: .init(usesCommitTiming: true, fallsBackFromHeldCommits: false,
-                                                          usesCommitTimingOnVirtualMonitors: true))
+                                     configuration: .init(allowsCommitTiming: true, fallsBackFromHeldCommits: false,
+                                                          allowsCommitTimingOnVirtualMonitors: true))
         return (client, companion)
     }
 
