@@ -23,6 +23,8 @@ final class SurfaceClient {
     var link: DisplayLink?
     var frames: [DisplayFrame] = []
     var presented = 0
+    /// Every presentation report, in order.
+    var feedback: [PresentationFeedback] = []
     var failure: DisplaySurfaceError?
     var painter = ScissorPainter()
     var pixels: [UInt8]?
@@ -33,6 +35,7 @@ final class SurfaceClient {
         let link = DisplayLink(source: surface, target: self) { client, link in client.tick(link) }
         link.presentationHandler = { [weak self] feedback in
             if case .presented = feedback.outcome { self?.presented += 1 }
+            self?.feedback.append(feedback)
         }
         self.link = link
     }
