@@ -41,13 +41,17 @@ test: deps
 # stops it afterwards, also on failure) and then in the vkms VM (DisplaySurface's .auto finds no
 # compositor there and opens the KMS output). Each must exit 0: its own check passed, as its
 # summary line says; no rate or timing is asserted. EasedScroll runs long enough to reach the end
-# at 60 Hz.
+# at 60 Hz. Before them, GoldenFrames runs offscreen on virtual time (no display needed):
+# Scripts/check-golden-frames compares two 60 Hz runs' PNG files byte for byte, and a 30 Hz run's
+# with the 60 Hz frames at the same virtual times.
 EXAMPLE_RUNS := "MovingViews --frames 60" "EasedScroll --frames 120" "Linker --frames 60"
 test-examples: deps
 	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
 	@awk '/^## Your first program/{f=1} f&&/^```swift/{c=1;next} c&&/^```/{exit} c{print}' README.md \
 	  | diff -u Examples/Sources/FirstProgram/main.swift - \
 	  || { echo "README's first program differs from Examples/Sources/FirstProgram/main.swift (built above)"; exit 1; }
+	@echo "Golden frames offscreen on virtual time:"
+	Scripts/check-golden-frames Examples/.build/debug/GoldenFrames
 	@echo "Examples on a private headless weston:"
 	@for run in $(EXAMPLE_RUNS); do Scripts/with-weston -- Examples/.build/debug/$$run || exit 1; done
 	@echo "Examples on vkms (qemu):"
@@ -62,8 +66,8 @@ test-examples: deps
 # catalog's warnings are wanted in one run; the target fails if any catalog failed.
 .PHONY: docs
 DOCC_FLAGS ?=
-DOC_TARGETS := DisplayLinkCore DisplaySurface Motion DisplayLinkTesting GLESRenderer FrameSchedulers \
-  WaylandBackend EGLGraphics DRMBackend ConsoleSeat Scenes PNGImage KernelCall DisplayLinkWaylandTesting
+DOC_TARGETS := DisplayLinkCore DisplaySurface SurfaceBackend OffscreenBackend Motion DisplayLinkTesting GLESRenderer \
+  FrameSchedulers WaylandBackend EGLGraphics DRMBackend ConsoleSeat Scenes PNGImage KernelCall DisplayLinkWaylandTesting
 docs:
 	@failed=; for target in $(DOC_TARGETS); do \
 	  echo "$(SWIFT) package $(BUILD_FLAGS) --disable-sandbox generate-documentation --target $$target --warnings-as-errors $(DOCC_FLAGS)"; \

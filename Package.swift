@@ -3,7 +3,8 @@
 //
 // Layering (one way only): displaylink-demo → DisplaySurface → backends / renderer / motion → DisplayLinkCore.
 // DisplayLinkCore imports no C module; DisplayLinkTesting depends on the core only. DisplaySurface is
-// the only library module that knows both backends; the demo imports neither backend.
+// the only library module that knows the backends (each behind SurfaceBackend's protocol); the demo
+// imports no backend module.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -24,6 +25,8 @@ let package = Package(
         .library(name: "Scenes", targets: ["Scenes"]),
         .library(name: "PNGImage", targets: ["PNGImage"]),
         .library(name: "DisplaySurface", targets: ["DisplaySurface"]),
+        .library(name: "SurfaceBackend", targets: ["SurfaceBackend"]),
+        .library(name: "OffscreenBackend", targets: ["OffscreenBackend"]),
         .library(name: "DisplayLinkWaylandTesting", targets: ["DisplayLinkWaylandTesting"]),
         .executable(name: "displaylink-demo", targets: ["displaylink-demo"]),
     ],
@@ -85,12 +88,17 @@ let package = Package(
                            .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
+        // What DisplaySurface needs of a backend (one protocol; imports no C module itself).
+        .target(name: "SurfaceBackend", dependencies: ["DisplayLinkCore", "EGLGraphics"], swiftSettings: strict),
+        // A pbuffer on Mesa's surfaceless EGL platform, refreshed on virtual time.
+        .target(name: "OffscreenBackend", dependencies: ["DisplayLinkCore", "EGLGraphics", "SurfaceBackend"], swiftSettings: strict),
         // A private headless weston for tests, benchmarks and the demo's --headless.
         .target(name: "DisplayLinkWaylandTesting", swiftSettings: strict),
-        // "A place to draw that a display link follows": a Wayland toplevel or a KMS output.
+        // "A place to draw that a display link follows": a Wayland toplevel, a KMS output or offscreen.
         .target(
             name: "DisplaySurface",
-            dependencies: ["DisplayLinkCore", "WaylandBackend", "DRMBackend", "ConsoleSeat", "EGLGraphics", "PNGImage",
+            dependencies: ["DisplayLinkCore", "SurfaceBackend", "WaylandBackend", "DRMBackend", "ConsoleSeat", "OffscreenBackend",
+                           "EGLGraphics", "PNGImage",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
@@ -135,7 +143,8 @@ let package = Package(
         .testTarget(name: "DemoTests", dependencies: ["DisplayLinkWaylandTesting", "displaylink-demo"], swiftSettings: strict),
         .testTarget(
             name: "DisplaySurfaceTests",
-            dependencies: ["DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics", "GLESRenderer"],
+            dependencies: ["DisplaySurface", "OffscreenBackend", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics",
+                           "GLESRenderer"],
             swiftSettings: strict
         ),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.2
-// Three short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
+// Four short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
 // one binary for any display (a Wayland window when a compositor is reachable, else a DRM/KMS
-// output). Build and run from the repository root:
+// output; GoldenFrames draws offscreen on virtual time). Build and run from the repository root:
 //   swift build --package-path Examples && Examples/.build/debug/MovingViews --frames 300
 import PackageDescription
 
@@ -29,6 +29,9 @@ let package = Package(
         .executableTarget(name: "FirstProgram", dependencies: displayLink, swiftSettings: strict),
         // Seed 002: a PWDisplayLinker-style wrapper; zero delta on start and after a resume.
         .executableTarget(name: "Linker", dependencies: displayLink, swiftSettings: strict),
+        // Moving views offscreen on virtual time, each frame a function of its target time, written
+        // as PNG files (Scripts/check-golden-frames compares runs and rates).
+        .executableTarget(name: "GoldenFrames", dependencies: displayLink, swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

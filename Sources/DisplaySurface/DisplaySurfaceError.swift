@@ -1,5 +1,6 @@
 import DRMBackend
 import EGLGraphics
+import SurfaceBackend
 import WaylandBackend
 
 /// Everything a ``DisplaySurface`` can fail with: the backends' errors wrapped, worded so a person
@@ -17,6 +18,9 @@ public enum DisplaySurfaceError: Error, CustomStringConvertible, Sendable, Equat
     case closed
     /// A screenshot could not be taken or written.
     case screenshot(String)
+    /// A backend without a case of its own failed (the offscreen backend): which one, and its
+    /// typed error (e.g. `OffscreenError`), whose message names the option to change.
+    case backend(SurfaceBackendError)
 
     /// One backend `.auto` tried.
     public struct Attempt: Sendable, Equatable {
@@ -56,6 +60,42 @@ public enum DisplaySurfaceError: Error, CustomStringConvertible, Sendable, Equat
             return "The display surface is closed."
         case .screenshot(let message):
             return message
+        case .backend(let failure):
+            return failure.description
         }
+    }
+}
+
+extension DisplaySurfaceError {
+    /// A backend's failure as the surface reports it: one of the surface's own errors (what the
+    /// built-in backends wrap) as it is, an EGL error as ``graphics(_:)``, any other as
+    /// ``backend(_:)``.
+    init(_ failure: SurfaceBackendError) {
+        if let error = failure.error as? DisplaySurfaceError {
+            self = error
+        } else if let error = failure.error as? EGLError {
+            self = .graphics(DisplaySurfaceError.explain(error))
+        } else {
+            self = .backend(failure)
+        }
+    }
+
+    private static func explain(_ error: EGLError) -> String {
+        guard error.code == 0x3002 /* EGL_BAD_ACCESS */ else { return error.description }
+        return error.description + " The context is still current on another thread: call "
+            + "DisplaySurface.releaseContext() (or prepare(draw:)) on the thread that bound it before dispatchMain()."
+    }
+}
+
+extension SurfaceBackendError {
+    /// A built-in backend's failure, already worded as the surface reports it (it passes through
+    /// as it is).
+    init(_ error: DisplaySurfaceError) {
+        let backend: DisplaySurface.Backend? = switch error {
+        case .wayland: .wayland
+        case .drm: .drm
+        default: nil
+        }
+        self.init(backend: backend?.rawValue ?? "surface", error)
     }
 }

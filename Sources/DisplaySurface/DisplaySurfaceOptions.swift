@@ -1,6 +1,7 @@
 import DisplayLinkCore
 import DRMBackend
 import ConsoleSeat
+import OffscreenBackend
 
 extension DisplaySurface {
     /// The backend a surface is open on.
@@ -9,8 +10,16 @@ extension DisplaySurface {
         case wayland
         /// A DRM/KMS output (a console without a compositor).
         case drm
+        /// A pbuffer on Mesa's surfaceless EGL platform, refreshed on virtual time (no display).
+        case offscreen
 
-        public var description: String { self == .wayland ? "Wayland" : "DRM/KMS" }
+        public var description: String {
+            switch self {
+            case .wayland: "Wayland"
+            case .drm: "DRM/KMS"
+            case .offscreen: "offscreen"
+            }
+        }
     }
 
     /// Which backend to open.
@@ -19,6 +28,8 @@ extension DisplaySurface {
         case auto
         case wayland
         case drm
+        /// Offscreen on virtual time (never chosen by `.auto`); see ``Options/offscreen``.
+        case offscreen
     }
 
     /// A DRM/KMS mode: a size, and optionally an exact refresh rate (a listed mode of that size
@@ -58,14 +69,18 @@ extension DisplaySurface {
     /// session's own type).
     public typealias SeatAccess = SeatSession.Options.Manager
 
+    /// How the offscreen backend runs: its refresh rate on virtual time and the time of its first
+    /// refresh (the offscreen backend's own type).
+    public typealias OffscreenOptions = OffscreenDisplay.Options
+
     /// How to open a surface.
     public struct Options: Sendable {
         /// The window title (Wayland).
         public var title: String
         /// The application id (Wayland: compositors group windows and pick icons by it).
         public var appID: String
-        /// The window size asked for (Wayland; the compositor may configure another). On DRM/KMS
-        /// the size is the mode's (see ``mode``).
+        /// The window size asked for (Wayland; the compositor may configure another), or the
+        /// offscreen pbuffer's size. On DRM/KMS the size is the mode's (see ``mode``).
         public var width: Int32
         public var height: Int32
         /// Which backend to open; `.auto` tries Wayland, then DRM/KMS.
@@ -124,6 +139,11 @@ extension DisplaySurface {
         /// but is stopped or hung would otherwise block the caller, and its signal handling, for
         /// ever). Default 30 s.
         public var waylandReplyTimeout = Nanoseconds(30_000_000_000)
+        /// Offscreen (``BackendChoice/offscreen``): the refresh rate on virtual time (default
+        /// `.hertz(60)`; exact, e.g. `.hertz(60_000, per: 1001)` or `.period(Nanoseconds(20_000_000))`)
+        /// and the first refresh's timestamp (default 0). Refresh `n` is at start + `n` periods,
+        /// exactly; the size is ``width``×``height``.
+        public var offscreen = OffscreenOptions()
 
         public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
                     width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,

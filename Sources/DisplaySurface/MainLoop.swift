@@ -68,7 +68,7 @@ enum MainLoop {
         while true {
             if generation != DisplaySurface.surfacesGeneration {
                 generation = DisplaySurface.surfacesGeneration
-                let current = DisplaySurface.openSurfaces.compactMap { $0.surface?.window?.connection }
+                let current = DisplaySurface.openSurfaces.compactMap { ($0.surface?.surfaceBackend as? WaylandSurface)?.connection }
                 for connection in current where !connections.contains(where: { $0 === connection }) {
                     connection.beginDirectReading()
                 }

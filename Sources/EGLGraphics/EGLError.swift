@@ -1,7 +1,7 @@
 internal import CEGL
 
 /// Why EGL said no, with what to do about it.
-public struct EGLError: Error, CustomStringConvertible, Sendable {
+public struct EGLError: Error, CustomStringConvertible, Sendable, Equatable {
     public var operation: String
     /// The `eglGetError()` code, 0 when the failure was not an EGL error code.
     public var code: Int32

@@ -84,6 +84,18 @@ public final class EGLWindowSurface {
         return flipped
     }
 
+    /// Hands what was drawn so far to the driver (`glFlush`) without waiting for it: for a
+    /// pbuffer, whose swap does nothing, this is what a swap does for a window (the frame is
+    /// rendered while the next one is prepared). The context must be current. Allocation-free.
+    public func flush() {
+        if flushFunction == nil { flushFunction = eglGetProcAddress("glFlush") }
+        flushFunction?()
+    }
+
+    /// `glFlush`, looked up once (EGL hands out core GL entry points, whose type is that of a
+    /// function without arguments: no GL import here).
+    private var flushFunction: (@convention(c) () -> Void)?
+
     /// Sets the swap interval (0: "never block in swap": the frame source, not the swap, paces
     /// rendering) and checks the surface can be made current. Leaves it unbound.
     public func configure(swapInterval: Int32 = 0) throws(EGLError) {

@@ -24,7 +24,7 @@ struct PixelSize: ExpressibleByArgument {
 
 /// Options every scene takes.
 struct RunOptions: ParsableArguments {
-    @Option(help: "Where to display: auto (Wayland if a compositor is reachable, else DRM), wayland or drm.")
+    @Option(help: "Where to display: auto (Wayland if a compositor is reachable, else DRM), wayland, drm, or offscreen (virtual time).")
     var backend: DisplaySurface.BackendChoice = .auto
 
     @Option(help: "Window or render size as WxH (16…8192 each).")

@@ -23,6 +23,8 @@ final class SurfaceClient {
     var link: DisplayLink?
     var frames: [DisplayFrame] = []
     var presented = 0
+    /// Every presentation report, in order.
+    var feedback: [PresentationFeedback] = []
     var drawn: [Drawn] = []
     var resizes: [(width: Int32, height: Int32)] = []
     var failure: DisplaySurfaceError?
@@ -40,6 +42,7 @@ final class SurfaceClient {
         let link = DisplayLink(source: surface, target: self) { client, link in client.tick(link) }
         link.presentationHandler = { [weak self] feedback in
             if case .presented = feedback.outcome { self?.presented += 1 }
+            self?.feedback.append(feedback)
         }
         self.link = link
     }

@@ -1,0 +1,124 @@
+import DisplayLinkCore
+import EGLGraphics
+import SurfaceBackend
+import WaylandBackend
+
+/// The Wayland backend of a ``DisplaySurface``: an xdg toplevel with an EGL window, paced by its
+/// frame source (frame callbacks with presentation feedback).
+@MainActor
+final class WaylandSurface: DisplaySurfaceBackend {
+    let dispatcher: RefreshDispatcher
+    let glesMajorVersion: Int32
+    var events = SurfaceBackendEvents()
+    /// The connection the main loop reads (nil once closed).
+    private(set) var connection: WaylandConnection?
+    private var window: WaylandWindow?
+    private var eglWindow: WaylandEGLWindow?
+    private var frameSource: WaylandFrameSource?
+    /// The output asked for with fullscreen (`DisplaySurface.Options.waylandOutput`).
+    private let fullscreenOutput: String?
+
+    /// Connects, opens the toplevel and its EGL window, as `options` say.
+    init(options: DisplaySurface.Options) throws(SurfaceBackendError) {
+        do {
+            let connection = try WaylandConnection(socket: options.waylandSocket,
+                                                   options: .init(bindFifo: options.waylandFifo,
+                                                                  replyTimeout: options.waylandReplyTimeout))
+            let output = try options.waylandOutput.map { name throws(WaylandError) in try connection.output(named: name) }
+            let window = try WaylandWindow(connection: connection, title: options.title, appID: options.appID,
+                                           width: max(1, options.width), height: max(1, options.height),
+                                           fullscreen: options.fullscreen, fullscreenOutput: output)
+            let egl = try WaylandEGLWindow(window: window)
+            let source = WaylandFrameSource(window: window, configuration: .init(
+                allowsCommitTiming: options.waylandCommitTiming,
+                allowsCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors))
+            egl.frameSource = source  // a swap is the frame's commit
+            self.connection = connection
+            self.window = window
+            self.eglWindow = egl
+            self.frameSource = source
+            dispatcher = source.dispatcher
+            glesMajorVersion = egl.context.glesMajorVersion
+        } catch {
+            throw SurfaceBackendError(.wayland(error))
+        }
+        fullscreenOutput = options.waylandOutput
+        attach()
+    }
+
+    private func attach() {
+        guard let connection, let window, let eglWindow else { return }
+        window.onClose = { [weak self] in self?.events.closeRequested?() }
+        window.onResize = { [weak self] w, h in
+            guard let self else { return }
+            eglWindow.resize(width: w, height: h)
+            self.events.resized?(eglWindow.width, eglWindow.height)
+        }
+        connection.onError = { [weak self] error in self?.events.failed?(SurfaceBackendError(.wayland(error))) }
+        connection.keyboard?.onKeyPress = { [weak self] sym in self?.events.key?(sym) }
+    }
+
+    var width: Int32 { eglWindow?.width ?? 0 }
+    var height: Int32 { eglWindow?.height ?? 0 }
+
+    var environment: [EnvironmentEntry] {
+        guard let connection, let window, let eglWindow, let frameSource else { return [] }
+        let advertised = window.outputs.first?.advertisedPeriod ?? frameSource.timeline.advertisedPeriod
+        return [
+            EnvironmentEntry("compositor", .string(connection.compositorName ?? "unknown")),
+            EnvironmentEntry("socket", .string(connection.socketName)),
+            EnvironmentEntry("presentation_clock", connection.presentationClock.map { .string($0.description) } ?? .unknown),
+            EnvironmentEntry("refresh_advertised", advertised.value > 0 ? .number(1 / advertised.seconds) : .unknown),
+            EnvironmentEntry("egl_vendor", .string(eglWindow.context.vendor)),
+            EnvironmentEntry("gles_version", .int(Int(eglWindow.context.glesMajorVersion))),
+            EnvironmentEntry("swap_with_damage", .bool(eglWindow.context.supportsSwapWithDamage)),
+            EnvironmentEntry("timing_protocols", .list(frameSource.timingProtocolsInUse)),
+            EnvironmentEntry("commit_timing", .string(frameSource.commitTimingState)),
+        ]
+    }
+
+    var isFullscreen: Bool { window?.isFullscreen ?? false }
+
+    func setFullscreen(_ on: Bool) {
+        guard let window, !window.isDestroyed else { return }
+        // On the output named by Options.waylandOutput when it (still) exists (checked at open).
+        if on, let name = fullscreenOutput, let output = try? window.connection.output(named: name),
+           (try? window.setFullscreen(on: output)) != nil {
+            return
+        }
+        window.setFullscreen(on)
+    }
+
+    func beginFrame() throws(SurfaceBackendError) {
+        do { try eglWindow?.beginFrame() } catch { throw SurfaceBackendError(backend: "wayland", error) }
+    }
+
+    func present(damage: PixelRect?, keepsContextCurrent: Bool) throws(SurfaceBackendError) {
+        guard let eglWindow else { return }
+        eglWindow.staysCurrentAfterSwap = keepsContextCurrent
+        do { try eglWindow.swapBuffers(damage: damage) } catch { throw SurfaceBackendError(backend: "wayland", error) }
+    }
+
+    func releaseContext() {
+        eglWindow?.releaseCurrent()
+    }
+
+    func readPixels() -> [UInt8]? {
+        guard let eglWindow else { return nil }
+        return eglWindow.surface.readPixels(width: eglWindow.width, height: eglWindow.height)
+    }
+
+    /// Keys and handlers first, then the frame source's requests, the EGL surface and then the
+    /// wl_egl_window (and the context with its EGL display), the toplevel, and last the connection.
+    func close() {
+        connection?.keyboard?.onKeyPress = nil
+        connection?.onError = nil
+        window?.onClose = nil
+        window?.onResize = nil
+        frameSource = nil
+        eglWindow = nil
+        window?.destroy()
+        window = nil
+        connection = nil
+    }
+}
