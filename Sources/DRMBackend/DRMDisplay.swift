@@ -85,7 +85,7 @@ public final class DRMDisplay: FrameSource {
     public let planeFormats: PlaneFormats?
     public private(set) var error: DRMError?
     public var onError: ((DRMError) -> Void)?
-    /// The session the device was opened in (also for input devices: `ConsoleInput`).
+    /// The session the device was opened in (also for input devices: `SeatInput`).
     public let session: SeatSession
     /// Whether the session lets this display use the device now (false while another VT has it).
     public var isSessionActive: Bool { sessionActive }
@@ -110,6 +110,8 @@ public final class DRMDisplay: FrameSource {
     var sessionActive = true
     /// Enabled again while a flip from before the pause was still pending: resume at its event.
     var resumeAwaitsFlip = false
+    /// A start of refreshes is queued on the main queue (``requestStart()``).
+    var startPending = false
     private var sessionObserver: Int?
     private(set) var shutDownDone = false
 

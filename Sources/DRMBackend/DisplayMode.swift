@@ -68,9 +68,16 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
 public struct ModeRequest: Sendable, Hashable, CustomStringConvertible {
     public var width: Int
     public var height: Int
-    public var hz: Int?
+    /// Hz; nil: the preferred (or first) mode of that size.
+    public var refreshRate: Int?
 
-    /// Parses `WxH` or `WxH@Hz`.
+    public init(width: Int, height: Int, refreshRate: Int? = nil) {
+        self.width = width
+        self.height = height
+        self.refreshRate = refreshRate
+    }
+
+    /// Parses `WxH` or `WxH@Hz` (e.g. `640x480`, `640x480@144`).
     public init(parsing text: String) throws(DRMError) {
         let parts = text.lowercased().split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count <= 2 else { throw .badModeSyntax(text) }
@@ -80,11 +87,11 @@ public struct ModeRequest: Sendable, Hashable, CustomStringConvertible {
         width = w; height = h
         if parts.count == 2 {
             guard let rate = Int(parts[1]), (1...1000).contains(rate) else { throw .badModeSyntax(text) }
-            hz = rate
+            refreshRate = rate
         }
     }
 
-    public var description: String { "\(width)x\(height)" + (hz.map { "@\($0)" } ?? "") }
+    public var description: String { "\(width)x\(height)" + (refreshRate.map { "@\($0)" } ?? "") }
 
     /// Picks from the connector's modes: an exact match; else a listed mode of that size retimed
     /// to the rate asked for; without a rate, the preferred (or first) mode of that size.
@@ -95,7 +102,7 @@ public struct ModeRequest: Sendable, Hashable, CustomStringConvertible {
             for m in modes where !sizes.contains("\(m.width)x\(m.height)") { sizes.append("\(m.width)x\(m.height)") }
             throw .modeNotFound(requested: description, available: sizes)
         }
-        guard let hz else { return base }
+        guard let hz = refreshRate else { return base }
         if let exact = sameSize.first(where: { abs($0.refreshRate - Double(hz)) < 0.01 }) { return exact }
         return base.retimed(to: hz)
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import DisplayLinkCore
 
 /// How a ``DRMDisplay`` turns kernel events (or a timer) into refreshes and its frames into
@@ -13,6 +14,9 @@ protocol RefreshPacing: AnyObject {
     var isModeSet: Bool { get }
     /// Refreshes became wanted or unwanted (a link added, paused, removed).
     func demandChanged(_ wanted: Bool)
+    /// Starts the refreshes (from ``DRMDisplay/requestStart()``: refreshes are wanted, the display
+    /// runs, and no refresh came since the start was asked for).
+    func startRefreshes()
     /// A frame was drawn into `buffer`: set the mode with it, flip it, or hold it.
     func submit(_ buffer: ScanoutBuffer) throws(DRMError)
     /// A page flip completed at vblank `sequence32` (the kernel's 32-bit counter) at `time`.
@@ -29,4 +33,24 @@ protocol RefreshPacing: AnyObject {
     func displayFailed()
     /// Lets go of event sources and timers (shutdown, or the switch to the other pacing).
     func stop()
+}
+
+extension DRMDisplay {
+    /// Starts refreshes from the main queue, never inside the call that changed the demand (a link
+    /// being created): at most one start pending, and none when a refresh came meanwhile (the
+    /// rhythm runs already, and a second start would zero one more delta).
+    func requestStart() {
+        guard !startPending else { return }
+        startPending = true
+        let index = dispatcher.nextRefreshIndex
+        DispatchQueue.main.async { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self else { return }
+                self.startPending = false
+                guard self.dispatcher.wantsRefreshes, self.isRunning, self.sessionActive,
+                      self.dispatcher.nextRefreshIndex == index else { return }
+                self.pacer.startRefreshes()
+            }
+        }
+    }
 }

@@ -14,7 +14,6 @@ final class TimerPacing: RefreshPacing {
     private var pacer: KMSTimerPacer
     private var timerFD: Int32 = -1
     private var timerSource: DispatchSourceRead?
-    private var startPending = false
     /// Feedback decided while a frame was submitted, delivered after the callback returns.
     private var pendingFeedback: PresentationFeedback?
 
@@ -43,29 +42,18 @@ final class TimerPacing: RefreshPacing {
         timerFD = -1
     }
 
-    /// Refreshes wanted or not: the start is run from the main queue, never inside the call that
-    /// changed the demand (a link being created).
     func demandChanged(_ wanted: Bool) {
         guard display.isRunning, display.sessionActive else { return }
         guard wanted else {
             pacer.stopped()
             return
         }
-        guard !startPending else { return }
-        startPending = true
-        let index = dispatcher.nextRefreshIndex
-        DispatchQueue.main.async { [weak self] in
-            MainActor.assumeIsolated { self?.start(ifStillAt: index) }
-        }
+        // A timer armed before (its expiry queued while refreshes were not wanted, or while another
+        // VT had the display) may bring a refresh before the start runs: then it does not run.
+        display.requestStart()
     }
 
-    private func start(ifStillAt index: UInt64) {
-        startPending = false
-        guard dispatcher.wantsRefreshes, display.isRunning, display.sessionActive else { return }
-        // A timer armed before (its expiry queued while refreshes were not wanted, or while another
-        // VT had the display) may have brought a refresh in the meantime, the restart: the ticks
-        // run already, and a second restart would zero one more delta.
-        guard dispatcher.nextRefreshIndex == index else { return }
+    func startRefreshes() {
         if let event = pacer.start(now: MonotonicInstant.now(), refreshIndex: dispatcher.nextRefreshIndex) {
             runCallback(event)
         } else {

@@ -15,7 +15,6 @@ final class VblankPacing: RefreshPacing {
     /// allocated on every call).
     private var startNextSource: DispatchSourceUserDataAdd?
     private var nextCallbackPending = false
-    private var startPending = false
     private var lastFlipSequence32: UInt32?
     /// Frames in flight as last logged, and whether idle ticks (nothing drawn) are running.
     private var loggedDepth = 1
@@ -117,19 +116,11 @@ final class VblankPacing: RefreshPacing {
     // MARK: Refreshes
 
     func demandChanged(_ wanted: Bool) {
-        guard wanted, display.isRunning, display.sessionActive, !scheduler.isWaitingForEvent, !startPending else { return }
-        startPending = true
-        let index = dispatcher.nextRefreshIndex
-        DispatchQueue.main.async { [weak self] in
-            MainActor.assumeIsolated { self?.start(ifStillAt: index) }
-        }
+        guard wanted, display.isRunning, display.sessionActive, !scheduler.isWaitingForEvent else { return }
+        display.requestStart()
     }
 
-    private func start(ifStillAt index: UInt64) {
-        startPending = false
-        guard dispatcher.wantsRefreshes, display.isRunning, display.sessionActive else { return }
-        // A refresh came meanwhile (a pre-mode-set start again): the rhythm runs already.
-        guard dispatcher.nextRefreshIndex == index else { return }
+    func startRefreshes() {
         // Before the mode set: the CRTC's current vblank, if it is running (a console on it).
         var current: (sequence: UInt64, time: MonotonicInstant)?
         if !scheduler.isModeSet, let vblank = display.crtc.currentVblank(), vblank.time.nanoseconds > 0 {

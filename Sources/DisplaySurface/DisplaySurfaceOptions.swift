@@ -33,32 +33,8 @@ extension DisplaySurface {
     }
 
     /// A DRM/KMS mode: a size, and optionally an exact refresh rate (a listed mode of that size
-    /// is retimed to it when the connector does not list one).
-    public struct ModeRequest: Sendable, Hashable, CustomStringConvertible {
-        public var width: Int
-        public var height: Int
-        /// Hz; nil: the preferred (or first) mode of that size.
-        public var refreshRate: Int?
-
-        public init(width: Int, height: Int, refreshRate: Int? = nil) {
-            self.width = width
-            self.height = height
-            self.refreshRate = refreshRate
-        }
-
-        /// Parses `WxH` or `WxH@Hz` (e.g. `640x480`, `640x480@144`).
-        public init(parsing text: String) throws(DisplaySurfaceError) {
-            let request: DRMBackend.ModeRequest
-            do { request = try DRMBackend.ModeRequest(parsing: text) } catch { throw .drm(error) }
-            self.init(width: request.width, height: request.height, refreshRate: request.hz)
-        }
-
-        public var description: String { "\(width)x\(height)" + (refreshRate.map { "@\($0)" } ?? "") }
-
-        func drmRequest() throws(DisplaySurfaceError) -> DRMBackend.ModeRequest {
-            do { return try DRMBackend.ModeRequest(parsing: description) } catch { throw .drm(error) }
-        }
-    }
+    /// is retimed to it when the connector does not list one); parsed from `WxH` or `WxH@Hz`.
+    public typealias ModeRequest = DRMBackend.ModeRequest
 
     /// The KMS API on DRM/KMS: atomic first with legacy as the fallback, or one of them (the
     /// DRM backend's own type: one definition, no conversion).

@@ -15,16 +15,15 @@ final class KMSSurface: DisplaySurfaceBackend {
     let width: Int32, height: Int32
     var events = SurfaceBackendEvents()
     private var display: DRMDisplay?
-    private var consoleKeyboard: ConsoleKeyboard?
-    private var consoleInput: ConsoleInput?
-    private var keyDecoder = ConsoleKeyDecoder()
+    private var consoleKeyboard: TerminalKeyboard?
+    private var consoleInput: SeatInput?
+    private var keyDecoder = TerminalKeyDecoder()
     private var keyFlushPending = false
 
     /// Opens the output `options` name (device, mode, KMS API, seat access) and, when asked,
     /// the console's keys.
     init(options: DisplaySurface.Options) throws(SurfaceBackendError) {
-        let mode: DRMBackend.ModeRequest?
-        do { mode = try options.mode?.drmRequest() } catch { throw SurfaceBackendError(error) }
+        let mode = options.mode
         let display: DRMDisplay
         do {
             display = try DRMDisplay(options: DRMDisplay.Options(devicePath: options.devicePath, mode: mode, kmsAPI: options.kmsAPI,
@@ -44,14 +43,14 @@ final class KMSSurface: DisplaySurfaceBackend {
     private func openKeys(session: SeatSession) {
         // A terminal on standard input (interactive use): its keys in raw mode. Without one (a
         // systemd unit on a console): the console's keyboards through the seat (libinput).
-        if let keyboard = ConsoleKeyboard() {
+        if let keyboard = TerminalKeyboard() {
             consoleKeyboard = keyboard
             keyboard.onKey = { [weak self] byte in self?.consoleByte(byte) }
             DisplaySurface.log.debug("keys: from the terminal on standard input (raw mode)")
             return
         }
         do {
-            let input = try ConsoleInput(session: session)
+            let input = try SeatInput(session: session)
             input.onKey = { [weak self] sym in self?.events.key?(sym) }
             consoleInput = input
             DisplaySurface.log.debug("""

@@ -43,7 +43,7 @@ public struct KeyEvent: Sendable, Hashable {
 /// lone Escape, and the cursor and editing keys' escape sequences (`ESC [ A`, `ESC O A`,
 /// `ESC [ 5 ~`, …). Unknown sequences are dropped. A lone Escape is only known to be one when
 /// the bytes read with it end: call ``finish(_:)`` after each read.
-struct ConsoleKeyDecoder {
+struct TerminalKeyDecoder {
     private enum State { case ground, escape, sequence(parameter: UInt32) }
     private var state = State.ground
 
@@ -68,7 +68,7 @@ struct ConsoleKeyDecoder {
                 state = .sequence(parameter: parameter)  // modifiers: ignored
             case 0x40...0x7e:
                 state = .ground
-                if let key = ConsoleKeyDecoder.final(byte, parameter: parameter) { emit(key) }
+                if let key = TerminalKeyDecoder.final(byte, parameter: parameter) { emit(key) }
             default:
                 state = .ground  // not a sequence we know: dropped
             }

@@ -164,34 +164,31 @@ public final class EGLWindowSurface {
 
     /// Presents the back buffer with one damage rectangle (nil: everything). Allocation-free.
     public func swapBuffers(damage: PixelRect?, surfaceHeight: Int32) throws(EGLError) {
-        guard !destroyed else { throw EGLError(operation: "eglSwapBuffers", code: 0, hint: "The surface was destroyed.") }
-        if let damage, !damage.isEmpty, let swapWithDamage = owner.swapWithDamage {
-            var rect: (EGLint, EGLint, EGLint, EGLint) = (damage.x, surfaceHeight - damage.y - damage.height,
-                                                          damage.width, damage.height)
-            let ok = withUnsafeMutableBytes(of: &rect) { raw in
-                swapWithDamage(owner.display, surface, raw.baseAddress!.assumingMemoryBound(to: EGLint.self), 1)
-            }
-            releaseAfterSwap()
-            guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffersWithDamage") }
-            return
-        }
-        let ok = eglSwapBuffers(owner.display, surface)
-        releaseAfterSwap()
-        guard ok == EGL_TRUE else { throw EGLError.last("eglSwapBuffers") }
+        rects.removeAll(keepingCapacity: true)
+        if let damage { appendDamage(damage, surfaceHeight: surfaceHeight) }
+        try swapWithRects()
     }
 
     /// Presents the back buffer. `damage` (surface pixels, top-left origin) tells the compositor
     /// what changed; empty means "everything". Falls back to a plain swap when the extension is
     /// missing.
     public func swapBuffers(damage: [PixelRect] = [], surfaceHeight: Int32) throws(EGLError) {
+        rects.removeAll(keepingCapacity: true)
+        for r in damage { appendDamage(r, surfaceHeight: surfaceHeight) }
+        try swapWithRects()
+    }
+
+    /// Adds `r` to the damage in EGL's order (x, y, width, height) and origin (bottom-left).
+    private func appendDamage(_ r: PixelRect, surfaceHeight: Int32) {
+        guard !r.isEmpty else { return }
+        rects.append(r.x); rects.append(surfaceHeight - r.y - r.height)
+        rects.append(r.width); rects.append(r.height)
+    }
+
+    /// Swaps with the damage in `rects` (none: a plain swap, everything damaged).
+    private func swapWithRects() throws(EGLError) {
         guard !destroyed else { throw EGLError(operation: "eglSwapBuffers", code: 0, hint: "The surface was destroyed.") }
-        if let swapWithDamage = owner.swapWithDamage, !damage.isEmpty {
-            rects.removeAll(keepingCapacity: true)
-            for r in damage where !r.isEmpty {
-                // EGL damage has a bottom-left origin.
-                rects.append(r.x); rects.append(surfaceHeight - r.y - r.height)
-                rects.append(r.width); rects.append(r.height)
-            }
+        if let swapWithDamage = owner.swapWithDamage, !rects.isEmpty {
             let ok = rects.withUnsafeMutableBufferPointer { buffer in
                 swapWithDamage(owner.display, surface, buffer.baseAddress, EGLint(buffer.count / 4))
             }

@@ -83,7 +83,10 @@ final class DemoRunner {
     /// Opens the display surface the options ask for (with --headless on a private weston that
     /// the surface stops when it closes).
     private static func openSurface(options: RunOptions) throws -> (DisplaySurface, headless: Bool) {
-        let mode = try options.mode.map { text throws(DisplaySurfaceError) in try DisplaySurface.ModeRequest(parsing: text) }
+        var mode: DisplaySurface.ModeRequest?
+        if let text = options.mode {
+            do { mode = try DisplaySurface.ModeRequest(parsing: text) } catch { throw DisplaySurfaceError.drm(error) }
+        }
         var surfaceOptions = DisplaySurface.Options(title: "displaylink-demo", appID: "org.displaylink.demo",
                                                     width: options.size.width, height: options.size.height,
                                                     devicePath: options.device, mode: mode)

@@ -2,9 +2,9 @@
 import Testing
 
 @Suite("Console bytes become XKB keysyms")
-struct ConsoleKeyDecoderTests {
+struct TerminalKeyDecoderTests {
     func decode(_ reads: [[UInt8]]) -> [KeySymbol] {
-        var decoder = ConsoleKeyDecoder()
+        var decoder = TerminalKeyDecoder()
         var keys: [KeySymbol] = []
         for read in reads {
             for byte in read { decoder.feed(byte) { keys.append($0) } }

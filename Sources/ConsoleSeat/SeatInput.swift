@@ -9,7 +9,7 @@ internal import CXKBCommon
 /// them for an ordinary user and revoke them while another VT is in front), and an xkbcommon
 /// keymap (`XKB_DEFAULT_LAYOUT` and friends, else the system's default, usually `us`) that turns
 /// key codes into keysyms. For a program on a console with no controlling terminal (a systemd
-/// unit); ``ConsoleKeyboard`` (the terminal in raw mode) stays for interactive use.
+/// unit); ``TerminalKeyboard`` (the terminal in raw mode) stays for interactive use.
 ///
 /// - While the session is disabled, libinput is suspended (its devices closed); when it is enabled
 ///   again the devices are opened again and the keyboard state starts afresh (keys held while away
@@ -20,7 +20,7 @@ internal import CXKBCommon
 ///   have been seen by udev (systemd-udevd or eudev), as on every normal system.
 /// - Logs (label `displaylink.input`, `.debug`): the keyboards found, suspend and resume.
 @MainActor
-public final class ConsoleInput {
+public final class SeatInput {
     static let log = Logger(label: "displaylink.input")
 
     /// Called with the keysym (`xkb_keysym_t`) of each key pressed.
@@ -41,8 +41,8 @@ public final class ConsoleInput {
 
     /// Opens every evdev device (`/dev/input/event*`, or `devicePaths`) through `session` and
     /// keeps the keyboards. Throws when libinput or the keymap cannot be set up, or when no
-    /// keyboard is there (``ConsoleInputError``).
-    public init(session: SeatSession, devicePaths: [String]? = nil) throws(ConsoleInputError) {
+    /// keyboard is there (``SeatInputError``).
+    public init(session: SeatSession, devicePaths: [String]? = nil) throws(SeatInputError) {
         self.session = session
         guard let xkbContext = xkb_context_new(XKB_CONTEXT_NO_FLAGS) else { throw .keymap("xkb_context_new failed") }
         self.xkbContext = xkbContext
@@ -55,8 +55,8 @@ public final class ConsoleInput {
         state = xkb_state_new(keymap)
 
         let interface = UnsafeMutablePointer<libinput_interface>.allocate(capacity: 1)
-        interface.initialize(to: libinput_interface(open_restricted: ConsoleInput.openRestricted,
-                                                    close_restricted: ConsoleInput.closeRestricted))
+        interface.initialize(to: libinput_interface(open_restricted: SeatInput.openRestricted,
+                                                    close_restricted: SeatInput.closeRestricted))
         self.interface = interface
         guard let context = libinput_path_create_context(interface, Unmanaged.passUnretained(self).toOpaque()) else {
             close()
@@ -64,7 +64,7 @@ public final class ConsoleInput {
         }
         self.context = context
         var refused: [String] = []
-        for path in devicePaths ?? ConsoleInput.eventDevices() {
+        for path in devicePaths ?? SeatInput.eventDevices() {
             guard let device = path.withCString({ libinput_path_add_device(context, $0) }) else {
                 refused.append(path)
                 continue
@@ -80,7 +80,7 @@ public final class ConsoleInput {
             close()
             throw .noKeyboard(refused: refused)
         }
-        ConsoleInput.log.debug("keyboards through the \(session.kind): \(keyboards.joined(separator: ", "))")
+        SeatInput.log.debug("keyboards through the \(session.kind): \(keyboards.joined(separator: ", "))")
         let source = DispatchSource.makeReadSource(fileDescriptor: libinput_get_fd(context), queue: .main)
         source.setEventHandler { [weak self] in
             MainActor.assumeIsolated { self?.readEvents() }
@@ -134,9 +134,9 @@ public final class ConsoleInput {
         let symbol = xkb_state_key_get_one_sym(state, code)
         xkb_state_update_key(state, code, pressed ? XKB_KEY_DOWN : XKB_KEY_UP)
         guard pressed, symbol != 0 else { return }
-        if (ConsoleInput.switchVT1...ConsoleInput.switchVT12).contains(symbol) {
-            let vt = Int32(symbol - ConsoleInput.switchVT1 + 1)
-            ConsoleInput.log.debug("Ctrl+Alt+F\(vt): asking the seat to switch to VT \(vt)")
+        if (SeatInput.switchVT1...SeatInput.switchVT12).contains(symbol) {
+            let vt = Int32(symbol - SeatInput.switchVT1 + 1)
+            SeatInput.log.debug("Ctrl+Alt+F\(vt): asking the seat to switch to VT \(vt)")
             session.switchSession(to: vt)
             return
         }
@@ -149,7 +149,7 @@ public final class ConsoleInput {
     private func suspend() {
         guard let context else { return }
         libinput_suspend(context)
-        ConsoleInput.log.debug("input suspended (session disabled)")
+        SeatInput.log.debug("input suspended (session disabled)")
     }
 
     private func resume() {
@@ -157,10 +157,10 @@ public final class ConsoleInput {
         if let state { xkb_state_unref(state) }
         state = xkb_state_new(keymap)  // nothing is held after the time away
         if libinput_resume(context) != 0 {
-            ConsoleInput.log.debug("libinput_resume failed: some keyboards may be gone")
+            SeatInput.log.debug("libinput_resume failed: some keyboards may be gone")
         }
         drain()
-        ConsoleInput.log.debug("input resumed (session enabled)")
+        SeatInput.log.debug("input resumed (session enabled)")
     }
 
     /// Closes the devices and frees libinput and the keymap. Idempotent.
@@ -197,7 +197,7 @@ public final class ConsoleInput {
             opened[device.fd] = device
             return device.fd
         } catch {
-            ConsoleInput.log.debug("input device \(path) not opened: \(error)")
+            SeatInput.log.debug("input device \(path) not opened: \(error)")
             return -EACCES
         }
     }
@@ -209,7 +209,7 @@ public final class ConsoleInput {
     private nonisolated static let openRestricted: @convention(c) (UnsafePointer<CChar>?, Int32, UnsafeMutableRawPointer?) -> Int32 = {
         path, flags, data in
         guard let path, let data else { return -EINVAL }
-        let input = Unmanaged<ConsoleInput>.fromOpaque(data).takeUnretainedValue()
+        let input = Unmanaged<SeatInput>.fromOpaque(data).takeUnretainedValue()
         let name = String(cString: path)
         return MainActor.assumeIsolated { input.open(path: name, flags: flags) }
     }
@@ -219,13 +219,13 @@ public final class ConsoleInput {
             Glibc.close(fd)
             return
         }
-        let input = Unmanaged<ConsoleInput>.fromOpaque(data).takeUnretainedValue()
+        let input = Unmanaged<SeatInput>.fromOpaque(data).takeUnretainedValue()
         MainActor.assumeIsolated { input.closeDevice(fd: fd) }
     }
 }
 
 /// What setting up console input can fail with, worded so a person can act on it.
-public enum ConsoleInputError: Error, CustomStringConvertible, Sendable, Equatable {
+public enum SeatInputError: Error, CustomStringConvertible, Sendable, Equatable {
     case keymap(String)
     case libinput(String)
     /// No keyboard among the input devices (`refused`: the ones that could not be opened).

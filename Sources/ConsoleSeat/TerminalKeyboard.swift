@@ -4,7 +4,7 @@ import Glibc
 /// Keys from the controlling terminal in raw mode (no echo, no line buffering), for a DRM/KMS
 /// program on a text console. The terminal's settings are restored by ``restore()`` (and deinit).
 @MainActor
-public final class ConsoleKeyboard {
+public final class TerminalKeyboard {
     /// Called with each byte typed (' ', '\r', 'q', 0x1b …).
     public var onKey: ((UInt8) -> Void)?
     private var saved = termios()
