@@ -7,6 +7,13 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
+# Every Swift file of the project (the packages' manifests keep their own layout).
+SWIFT_FILES = $$(git ls-files '*.swift' | grep -v 'Package.swift$$')
+
+.PHONY: format
+format:
+	$(SWIFT) format format -i --configuration .swift-format $(SWIFT_FILES)
+
 .PHONY: all deps build test test-examples test-sanitizers demo bench bench-pacing bench-drm soak clean
 
 all: build
@@ -19,6 +26,8 @@ build: deps
 
 test: deps
 	Protocols/generate --check
+	@# The tree as swift-format (.swift-format: 4 spaces, lines of at most 140) leaves it; `make format` applies it.
+	$(SWIFT) format lint --strict --configuration .swift-format $(SWIFT_FILES)
 	@# Debian roots with today's compositors for the timing-protocol tests (cached in ~/.cache/displaylink-*):
 	@# trixie: mutter 48; forky: weston 16, mutter 50, kwin 6.7.
 	Scripts/os-root trixie build >/dev/null

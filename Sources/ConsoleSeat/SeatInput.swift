@@ -48,15 +48,18 @@ public final class SeatInput {
         self.xkbContext = xkbContext
         guard let keymap = xkb_keymap_new_from_names(xkbContext, nil, XKB_KEYMAP_COMPILE_NO_FLAGS) else {
             close()
-            throw .keymap("no keymap could be compiled from the default rules (is xkb-data installed, /usr/share/X11/xkb? "
-                          + "are XKB_DEFAULT_LAYOUT and friends valid?)")
+            throw .keymap(
+                "no keymap could be compiled from the default rules (is xkb-data installed, /usr/share/X11/xkb? "
+                    + "are XKB_DEFAULT_LAYOUT and friends valid?)")
         }
         self.keymap = keymap
         state = xkb_state_new(keymap)
 
         let interface = UnsafeMutablePointer<libinput_interface>.allocate(capacity: 1)
-        interface.initialize(to: libinput_interface(open_restricted: SeatInput.openRestricted,
-                                                    close_restricted: SeatInput.closeRestricted))
+        interface.initialize(
+            to: libinput_interface(
+                open_restricted: SeatInput.openRestricted,
+                close_restricted: SeatInput.closeRestricted))
         self.interface = interface
         guard let context = libinput_path_create_context(interface, Unmanaged.passUnretained(self).toOpaque()) else {
             close()
@@ -87,8 +90,9 @@ public final class SeatInput {
         }
         self.source = source
         source.resume()
-        observer = session.addObserver(disabled: { [weak self] in self?.suspend() },
-                                       enabled: { [weak self] in self?.resume() })
+        observer = session.addObserver(
+            disabled: { [weak self] in self?.suspend() },
+            enabled: { [weak self] in self?.resume() })
     }
 
     isolated deinit { close() }
@@ -143,7 +147,7 @@ public final class SeatInput {
         onKey?(symbol)
     }
 
-    static let switchVT1: UInt32 = 0x1008_FE01   // XKB_KEY_XF86Switch_VT_1
+    static let switchVT1: UInt32 = 0x1008_FE01  // XKB_KEY_XF86Switch_VT_1
     static let switchVT12: UInt32 = 0x1008_FE0C  // XKB_KEY_XF86Switch_VT_12
 
     private func suspend() {

@@ -120,7 +120,12 @@ public final class SeatSession {
                     return session
                 }
             }
-            SeatSession.log.debug("session: no seat manager running (no seatd socket at \(SeatSession.seatdSocket), no /run/systemd/seats); devices opened directly")
+            SeatSession.log.debug(
+                """
+                session: no seat manager running (no seatd socket at \(SeatSession.seatdSocket), no /run/systemd/seats); devices opened \
+                directly
+                """
+            )
             let session = SeatSession()
             session.noManager = true
             return session
@@ -138,7 +143,10 @@ public final class SeatSession {
         // logind: its seats directory on a system booted with systemd and a system bus (a
         // container's root may carry a stale /run/systemd/seats).
         if access("/run/systemd/seats", F_OK) == 0 && access("/run/systemd/system", F_OK) == 0
-            && access("/run/dbus/system_bus_socket", F_OK) == 0 { return "systemd-logind" }
+            && access("/run/dbus/system_bus_socket", F_OK) == 0
+        {
+            return "systemd-logind"
+        }
         return nil
     }
 
@@ -151,8 +159,10 @@ public final class SeatSession {
         SeatSession.installLogHandler()
         isActive = false
         let listener = UnsafeMutablePointer<libseat_seat_listener>.allocate(capacity: 1)
-        listener.initialize(to: libseat_seat_listener(enable_seat: SeatSession.enableCallback,
-                                                      disable_seat: SeatSession.disableCallback))
+        listener.initialize(
+            to: libseat_seat_listener(
+                enable_seat: SeatSession.enableCallback,
+                disable_seat: SeatSession.disableCallback))
         kind = .direct  // replaced below once the seat is open
         self.listener = listener
         let box = Unmanaged.passUnretained(self)
@@ -183,11 +193,13 @@ public final class SeatSession {
                 let code = errno
                 libseat_close_seat(seat)
                 self.seat = nil
-                throw .seatFailed(operation: "libseat_dispatch", detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code)))
+                throw .seatFailed(
+                    operation: "libseat_dispatch", detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code)))
             }
             if !isActive && !logged {
                 logged = true
-                SeatSession.log.debug("seat \(name): the session is not active (its VT is in the background); waiting for it to be selected")
+                SeatSession.log.debug(
+                    "seat \(name): the session is not active (its VT is in the background); waiting for it to be selected")
             }
         }
         guard isActive else {
@@ -224,7 +236,8 @@ public final class SeatSession {
             guard id >= 0, fd >= 0 else {
                 let code = errno
                 if code == ENOENT || code == ENODEV || code == ENXIO { throw .noDevice(path: path, errno: Errno(rawValue: code)) }
-                throw .deviceRefused(path: path, seat: kind.description, detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code)))
+                throw .deviceRefused(
+                    path: path, seat: kind.description, detail: SeatSession.lastMessage.withLock { $0 } ?? String(cString: strerror(code)))
             }
             return Device(path: path, fd: fd, id: id)
         }
@@ -366,7 +379,8 @@ public enum SeatSessionError: Error, CustomStringConvertible, Sendable, Equatabl
         case .noSeatManager(let detail):
             "No seat manager answered (libseat: \(detail)). Start seatd as root (`seatd -g video`, or enable its service) "
                 + "and add this user to that group (then log in again), or run from a systemd-logind session (log in on the console); "
-                + "or open the device directly (DisplaySurface.Options.seatAccess = .direct, or SeatSession.Options(manager: .direct) in DRMDisplay.Options.session) as root or as a member of the device's group."
+                + "or open the device directly (DisplaySurface.Options.seatAccess = .direct, or SeatSession.Options(manager: .direct) "
+                + "in DRMDisplay.Options.session) as root or as a member of the device's group."
         case .noSeatManagerAndNoAccess(let path):
             "Cannot open \(path): no seat manager is running and this user may not open it. Start seatd as root "
                 + "(`seatd -g video`, or enable its service) and add this user to that group, or run from a systemd-logind session "

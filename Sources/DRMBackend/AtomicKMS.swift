@@ -94,8 +94,10 @@ final class AtomicKMS: KMSOutput {
     var api: KMSAPI { .atomic }
 
     /// Needs `DRM_CLIENT_CAP_ATOMIC` set on `fd`. Throws naming a property the driver lacks.
-    init(fd: Int32, crtcID: UInt32, connectorID: UInt32, plane: PrimaryPlane, modeInfo: drmModeModeInfo, modeName: String,
-         alternativeMode: (info: drmModeModeInfo, name: String)?) throws(DRMError) {
+    init(
+        fd: Int32, crtcID: UInt32, connectorID: UInt32, plane: PrimaryPlane, modeInfo: drmModeModeInfo, modeName: String,
+        alternativeMode: (info: drmModeModeInfo, name: String)?
+    ) throws(DRMError) {
         self.fd = fd
         self.crtcID = crtcID
         self.connectorID = connectorID
@@ -120,12 +122,15 @@ final class AtomicKMS: KMSOutput {
         planeFB = try id(planeIDs, "FB_ID", p)
         planeCrtc = try id(planeIDs, "CRTC_ID", p)
         planeSrc = (try id(planeIDs, "SRC_X", p), try id(planeIDs, "SRC_Y", p), try id(planeIDs, "SRC_W", p), try id(planeIDs, "SRC_H", p))
-        planeDst = (try id(planeIDs, "CRTC_X", p), try id(planeIDs, "CRTC_Y", p), try id(planeIDs, "CRTC_W", p), try id(planeIDs, "CRTC_H", p))
+        planeDst = (
+            try id(planeIDs, "CRTC_X", p), try id(planeIDs, "CRTC_Y", p), try id(planeIDs, "CRTC_W", p), try id(planeIDs, "CRTC_H", p)
+        )
         var info = modeInfo
         var blob: UInt32 = 0
         if let code = KernelCall.status({ drmModeCreatePropertyBlob(fd, &info, MemoryLayout<drmModeModeInfo>.size, &blob) }) {
             release()
-            throw .atomicRefused(property: "MODE_ID", object: "CRTC \(crtcID)", detail: "the mode blob for \(modeName) could not be created", errno: code)
+            throw .atomicRefused(
+                property: "MODE_ID", object: "CRTC \(crtcID)", detail: "the mode blob for \(modeName) could not be created", errno: code)
         }
         modeBlob = blob
         flipObjects[0] = plane.id
@@ -146,7 +151,7 @@ final class AtomicKMS: KMSOutput {
         let values: [(UInt32, UInt64)] = [
             (planeFB, UInt64(fb)), (planeCrtc, UInt64(crtcID)),
             (planeSrc.x, 0), (planeSrc.y, 0), (planeSrc.w, UInt64(width) << 16), (planeSrc.h, UInt64(height) << 16),
-            (planeDst.x, 0), (planeDst.y, 0), (planeDst.w, UInt64(width)), (planeDst.h, UInt64(height)),
+            (planeDst.x, 0), (planeDst.y, 0), (planeDst.w, UInt64(width)), (planeDst.h, UInt64(height))
         ]
         for (property, value) in values { _ = drmModeAtomicAddProperty(request, plane.id, property, value) }
         return request
@@ -160,9 +165,10 @@ final class AtomicKMS: KMSOutput {
 
     func validate(fb: UInt32, format: UInt32, modifier: UInt64) throws(DRMError) {
         guard plane.formats.supports(format: format, modifier: modifier) else {
-            throw .atomicRefused(property: "FB_ID", object: "plane \(plane.id)",
-                                 detail: "format \(PlaneFormats.name(format)) with modifier \(PlaneFormats.modifierName(modifier)) is not offered "
-                                     + "(\(plane.formats.fromInFormats ? "IN_FORMATS" : "formats"): \(plane.formats))", errno: nil)
+            throw .atomicRefused(
+                property: "FB_ID", object: "plane \(plane.id)",
+                detail: "format \(PlaneFormats.name(format)) with modifier \(PlaneFormats.modifierName(modifier)) is not offered "
+                    + "(\(plane.formats.fromInFormats ? "IN_FORMATS" : "formats"): \(plane.formats))", errno: nil)
         }
         let flags = DRM_MODE_ATOMIC_TEST_ONLY | DRM_MODE_ATOMIC_ALLOW_MODESET
         guard let code = commit(fb: fb, blob: modeBlob, flags: flags) else { return }
@@ -173,14 +179,16 @@ final class AtomicKMS: KMSOutput {
             if drmModeCreatePropertyBlob(fd, &info, MemoryLayout<drmModeModeInfo>.size, &blob) == 0 {
                 defer { drmModeDestroyPropertyBlob(fd, blob) }
                 if commit(fb: fb, blob: blob, flags: flags) == nil {
-                    throw .atomicRefused(property: "MODE_ID", object: "CRTC \(crtcID)",
-                                         detail: "the mode \(modeName) is refused (the listed \(other.name) passes the same test)", errno: code)
+                    throw .atomicRefused(
+                        property: "MODE_ID", object: "CRTC \(crtcID)",
+                        detail: "the mode \(modeName) is refused (the listed \(other.name) passes the same test)", errno: code)
                 }
             }
         }
-        throw .atomicRefused(property: "FB_ID", object: "plane \(plane.id)",
-                             detail: "the framebuffer (\(PlaneFormats.name(format)), \(PlaneFormats.modifierName(modifier)), \(width)x\(height) at 0,0) "
-                                 + "with the mode \(modeName) is refused", errno: code)
+        throw .atomicRefused(
+            property: "FB_ID", object: "plane \(plane.id)",
+            detail: "the framebuffer (\(PlaneFormats.name(format)), \(PlaneFormats.modifierName(modifier)), \(width)x\(height) at 0,0) "
+                + "with the mode \(modeName) is refused", errno: code)
     }
 
     func setMode(fb: UInt32) throws(DRMError) {
@@ -219,7 +227,7 @@ final class AtomicKMS: KMSOutput {
             let values: [(UInt32, UInt64)] = [
                 (planeFB, UInt64(saved.buffer_id)), (planeCrtc, UInt64(crtcID)),
                 (planeSrc.x, UInt64(saved.x) << 16), (planeSrc.y, UInt64(saved.y) << 16), (planeSrc.w, w << 16), (planeSrc.h, h << 16),
-                (planeDst.x, 0), (planeDst.y, 0), (planeDst.w, w), (planeDst.h, h),
+                (planeDst.x, 0), (planeDst.y, 0), (planeDst.w, w), (planeDst.h, h)
             ]
             for (property, value) in values { _ = drmModeAtomicAddProperty(request, plane.id, property, value) }
             what = "framebuffer \(saved.buffer_id) \(saved.mode.hdisplay)x\(saved.mode.vdisplay)"

@@ -32,8 +32,9 @@ final class CRTCControl {
         let legacy = LegacyKMS(fd: fd, crtcID: crtcID, connectorID: connectorID, modeInfo: modeInfo, modeName: modeName)
         if device.atomic, let plane = selection.plane {
             do {
-                output = try AtomicKMS(fd: fd, crtcID: crtcID, connectorID: connectorID, plane: plane, modeInfo: modeInfo,
-                                       modeName: modeName, alternativeMode: selection.alternativeMode)
+                output = try AtomicKMS(
+                    fd: fd, crtcID: crtcID, connectorID: connectorID, plane: plane, modeInfo: modeInfo,
+                    modeName: modeName, alternativeMode: selection.alternativeMode)
             } catch {
                 if kmsAPI == .atomic { throw error }
                 DRMDisplay.log.debug("atomic modesetting unusable (\(error)); legacy KMS")

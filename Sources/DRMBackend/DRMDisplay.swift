@@ -46,8 +46,10 @@ public final class DRMDisplay: FrameSource {
         /// How the device is opened and master obtained: through a seat manager (seatd,
         /// systemd-logind) when one runs, else directly. See `SeatSession`.
         public var session: SeatSession.Options
-        public init(devicePath: String? = nil, mode: ModeRequest? = nil, kmsAPI: KMSAPI = .automatic,
-                    session: SeatSession.Options = .init()) {
+        public init(
+            devicePath: String? = nil, mode: ModeRequest? = nil, kmsAPI: KMSAPI = .automatic,
+            session: SeatSession.Options = .init()
+        ) {
             self.devicePath = devicePath
             self.mode = mode
             self.kmsAPI = kmsAPI
@@ -149,17 +151,20 @@ public final class DRMDisplay: FrameSource {
         (self.session, self.device, devicePath, driverName) = (session, device, path, probe.driverName)
         (connectorName, mode, planeFormats) = (selection.connectorName, selection.mode, selection.plane?.formats)
         (self.crtc, self.buffers, deviceQuirks) = (crtc, buffers, probe.quirks.subtracting(.noVblankEvents))
-        pacer = probe.quirks.contains(.noVblankEvents)
+        pacer =
+            probe.quirks.contains(.noVblankEvents)
             ? TimerPacing(display: self, period: mode.period, modeSet: false) : VblankPacing(display: self, period: mode.period)
-        DRMDisplay.log.debug("""
+        DRMDisplay.log.debug(
+            """
             \(driverName) on \(path): KMS API \(crtc.api) (asked: \(options.kmsAPI)); primary plane \
             \(selection.plane.map { "\($0.id): \($0.formats)" } ?? "not listed"); EGL driver \(context.driverName ?? "unknown"); \
             quirks: \(quirks.explained)
             """)
         events = DRMEventReader(fd: device.fd, crtcInVblankEvent: !quirks.contains(.noCRTCInVblankEvent), display: self)
         dispatcher.onDemandChange = { [weak self] wanted in self?.pacer.demandChanged(wanted) }
-        sessionObserver = session.addObserver(disabled: { [weak self] in self?.sessionDisabled() },
-                                              enabled: { [weak self] in self?.sessionEnabled() })
+        sessionObserver = session.addObserver(
+            disabled: { [weak self] in self?.sessionDisabled() },
+            enabled: { [weak self] in self?.sessionEnabled() })
     }
 
     isolated deinit {
@@ -167,8 +172,9 @@ public final class DRMDisplay: FrameSource {
     }
 
     private static func makeEGL(_ buffers: ScanoutBuffers) throws(EGLError) -> (EGLDisplayContext, EGLWindowSurface) {
-        let context = try EGLDisplayContext(platform: .gbm(device: buffers.gbmDevice),
-                                            nativeVisualID: Int32(bitPattern: ScanoutBuffers.xrgb8888))
+        let context = try EGLDisplayContext(
+            platform: .gbm(device: buffers.gbmDevice),
+            nativeVisualID: Int32(bitPattern: ScanoutBuffers.xrgb8888))
         let surface = try EGLWindowSurface(context: context, nativeWindow: UnsafeMutableRawPointer(buffers.gbmSurface))
         do {
             try surface.configure(swapInterval: 0)

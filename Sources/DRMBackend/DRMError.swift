@@ -56,11 +56,13 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             message
         case .atomicUnavailable(let path, let driver):
             "The DRM driver \(driver) of \(path) has no atomic modesetting (DRM_CLIENT_CAP_ATOMIC refused). "
-                + "Use the legacy API: kmsAPI = .legacy in DisplaySurface.Options or DRMDisplay.Options (or .automatic, which falls back to it)."
+                + "Use the legacy API: kmsAPI = .legacy in DisplaySurface.Options or DRMDisplay.Options "
+                + "(or .automatic, which falls back to it)."
         case .atomicRefused(let property, let object, let detail, let errno):
             "The driver refused the atomic commit at \(property) of \(object): \(detail)"
                 + (errno.map { " (TEST_ONLY commit: \($0), errno \($0.rawValue))" } ?? "")
-                + ". Choose another mode (mode in DisplaySurface.Options or DRMDisplay.Options), or the legacy API (kmsAPI = .legacy there)."
+                + ". Choose another mode (mode in DisplaySurface.Options or DRMDisplay.Options), "
+                + "or the legacy API (kmsAPI = .legacy there)."
         case .session(let error):
             error.description
         }

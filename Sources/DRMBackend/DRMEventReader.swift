@@ -53,8 +53,10 @@ final class DRMEventReader {
     // `drmHandleEvent`, which `read()` makes on the main actor.
 
     /// Both page-flip callbacks (with and without the CRTC id) report the same thing.
-    private nonisolated static func flipCompleted(_ sequence: UInt32, _ seconds: UInt32, _ microseconds: UInt32,
-                                                  _ data: UnsafeMutableRawPointer?) {
+    private nonisolated static func flipCompleted(
+        _ sequence: UInt32, _ seconds: UInt32, _ microseconds: UInt32,
+        _ data: UnsafeMutableRawPointer?
+    ) {
         guard let data else { return }
         let display = Unmanaged<DRMDisplay>.fromOpaque(data).takeUnretainedValue()
         let nanoseconds = Int64(seconds) * 1_000_000_000 + Int64(microseconds) * 1000  // < 2⁶³: no overflow
@@ -67,8 +69,9 @@ final class DRMEventReader {
         _, sequence, seconds, microseconds, data in flipCompleted(sequence, seconds, microseconds, data)
     }
 
-    private nonisolated static let pageFlipHandler2: @convention(c) (Int32, UInt32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?)
-        -> Void = { _, sequence, seconds, microseconds, _, data in flipCompleted(sequence, seconds, microseconds, data) }
+    private nonisolated static let pageFlipHandler2:
+        @convention(c) (Int32, UInt32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?)
+            -> Void = { _, sequence, seconds, microseconds, _, data in flipCompleted(sequence, seconds, microseconds, data) }
 
     private nonisolated static let sequenceHandler: @convention(c) (Int32, UInt64, UInt64, UInt64) -> Void = {
         _, sequence, nanoseconds, token in

@@ -24,7 +24,7 @@ public struct DRMQuirks: OptionSet, Sendable, Hashable, CustomStringConvertible 
         (.noVblankEvents, "no-vblank-events", "refreshes paced by a timer at the mode's period"),
         (.noCRTCInVblankEvent, "no-crtc-in-vblank-event", "flips read through page_flip_handler"),
         (.legacyOnly, "legacy-only", "drmModeSetCrtc and drmModePageFlip instead of atomic commits"),
-        (.softwareRendering, "software-rendering", "scan-out buffers kept mapped"),
+        (.softwareRendering, "software-rendering", "scan-out buffers kept mapped")
     ]
 
     /// The names of the quirks present, e.g. `no-vblank-events, legacy-only` (`none` without any).

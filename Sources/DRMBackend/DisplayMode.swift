@@ -14,8 +14,10 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
     public var vrefresh: Int
     public var isPreferred: Bool
 
-    public init(width: Int, height: Int, htotal: Int, vtotal: Int, clock: Int, interlaced: Bool = false,
-                doubleScan: Bool = false, vrefresh: Int = 0, isPreferred: Bool = false) {
+    public init(
+        width: Int, height: Int, htotal: Int, vtotal: Int, clock: Int, interlaced: Bool = false,
+        doubleScan: Bool = false, vrefresh: Int = 0, isPreferred: Bool = false
+    ) {
         self.width = width; self.height = height; self.htotal = htotal; self.vtotal = vtotal; self.clock = clock
         self.interlaced = interlaced; self.doubleScan = doubleScan; self.vrefresh = vrefresh; self.isPreferred = isPreferred
     }

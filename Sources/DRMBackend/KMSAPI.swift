@@ -88,7 +88,9 @@ final class LegacyKMS: KMSOutput {
         var connector = connectorID
         var savedMode = saved.mode
         if saved.mode_valid != 0 && saved.buffer_id != 0 {
-            let refusal = KernelCall.status { drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode) }
+            let refusal = KernelCall.status {
+                drmModeSetCrtc(fd, saved.crtc_id, saved.buffer_id, saved.x, saved.y, &connector, 1, &savedMode)
+            }
             return "CRTC \(saved.crtc_id) restored (legacy) to framebuffer \(saved.buffer_id) \(saved.mode.hdisplay)x\(saved.mode.vdisplay)"
                 + (refusal.map { " failed: \($0)" } ?? "")
         }

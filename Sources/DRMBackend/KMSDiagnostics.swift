@@ -9,8 +9,9 @@ struct KMSDiagnostics {
     var flipsCompleted = 0
     /// Vblank events queued because nothing was drawn.
     var idleTicks = 0
-    private var vblankRing = [DRMDisplay.KernelVblank](repeating: .init(sequence: 0, time: .zero, kind: .vblank),
-                                                        count: KMSDiagnostics.capacity)
+    private var vblankRing = [DRMDisplay.KernelVblank](
+        repeating: .init(sequence: 0, time: .zero, kind: .vblank),
+        count: KMSDiagnostics.capacity)
     private var vblankCount = 0
     private var flipSubmissionRing = [MonotonicInstant](repeating: .zero, count: KMSDiagnostics.capacity)
 

@@ -43,19 +43,23 @@ struct OutputSelection {
         guard let crtc = findCrtc(fd: fd, resources: resources, connector: connector) else { throw .noCRTC(connector: name) }
         let crtcIndex = (0..<Int(resources.pointee.count_crtcs)).first { resources.pointee.crtcs[$0] == crtc } ?? 0
         let listed = modes.first { $0.mode.isPreferred && $0.mode != selected } ?? modes.first { $0.mode != selected }
-        return OutputSelection(connectorID: connector.pointee.connector_id, connectorName: name, crtcID: crtc,
-                               mode: selected, modeInfo: info, alternativeMode: listed.map { ($0.info, "\($0.mode)") },
-                               plane: PrimaryPlane.find(fd: fd, crtcIndex: crtcIndex))
+        return OutputSelection(
+            connectorID: connector.pointee.connector_id, connectorName: name, crtcID: crtc,
+            mode: selected, modeInfo: info, alternativeMode: listed.map { ($0.info, "\($0.mode)") },
+            plane: PrimaryPlane.find(fd: fd, crtcIndex: crtcIndex))
     }
 
     /// The kernel mode for `selected`: the listed one, or one retimed from the preferred (or
     /// first) progressive mode of that size (an interlaced one's sync timings and flags would
     /// not fit).
-    private static func modeInfo(for selected: DisplayMode, among modes: [(mode: DisplayMode, info: drmModeModeInfo)],
-                                 request: ModeRequest?, connector: String) throws(DRMError) -> drmModeModeInfo {
+    private static func modeInfo(
+        for selected: DisplayMode, among modes: [(mode: DisplayMode, info: drmModeModeInfo)],
+        request: ModeRequest?, connector: String
+    ) throws(DRMError) -> drmModeModeInfo {
         let why = request.map { "chosen for \($0)" } ?? "(the connector's preferred)"
         if let listed = modes.first(where: { $0.mode == selected }) {
-            DRMDisplay.log.debug("""
+            DRMDisplay.log.debug(
+                """
                 mode \(selected) \(why), listed: exact period \(selected.period.value) ns (htotal \(selected.htotal) · \
                 vtotal \(selected.vtotal) / \(selected.clock) kHz) on \(connector)
                 """)
@@ -66,7 +70,8 @@ struct OutputSelection {
             throw .modeNotFound(requested: "\(selected)", available: modes.map { "\($0.mode.width)x\($0.mode.height)" })
         }
         let base = DisplayMode(baseInfo)
-        DRMDisplay.log.debug("""
+        DRMDisplay.log.debug(
+            """
             mode \(selected) retimed for \(request.map { "\($0)" } ?? "the request") from the listed \(base) \
             (htotal·vtotal/clock \(base.htotal)·\(base.vtotal)/\(base.clock) kHz → \(selected.htotal)·\(selected.vtotal)/\
             \(selected.clock) kHz): exact period \(selected.period.value) ns on \(connector)
@@ -101,8 +106,10 @@ struct OutputSelection {
         return "\(type)-\(c.connector_type_id)"
     }
 
-    static func findCrtc(fd: Int32, resources: UnsafeMutablePointer<drmModeRes>,
-                         connector: UnsafeMutablePointer<drmModeConnector>) -> UInt32? {
+    static func findCrtc(
+        fd: Int32, resources: UnsafeMutablePointer<drmModeRes>,
+        connector: UnsafeMutablePointer<drmModeConnector>
+    ) -> UInt32? {
         if let encoder = drmModeGetEncoder(fd, connector.pointee.encoder_id) {
             defer { drmModeFreeEncoder(encoder) }
             if encoder.pointee.crtc_id != 0 { return encoder.pointee.crtc_id }
@@ -120,10 +127,12 @@ struct OutputSelection {
     /// A kernel mode struct with the timings of `mode`, stretching `base`'s vertical blanking.
     static func custom(_ mode: DisplayMode, basedOn base: drmModeModeInfo) throws(DRMError) -> drmModeModeInfo {
         guard let clock = UInt32(exactly: mode.clock), let htotal = UInt16(exactly: mode.htotal),
-              let vtotal = UInt16(exactly: mode.vtotal), let vrefresh = UInt32(exactly: mode.vrefresh), vtotal >= base.vtotal else {
-            throw .graphics("The mode \(mode) cannot be made from the listed \(mode.width)x\(mode.height) mode: its timings "
-                            + "(htotal \(mode.htotal), vtotal \(mode.vtotal), clock \(mode.clock) kHz) do not fit a kernel mode. "
-                            + "Choose another rate (mode in DisplaySurface.Options or DRMDisplay.Options).")
+            let vtotal = UInt16(exactly: mode.vtotal), let vrefresh = UInt32(exactly: mode.vrefresh), vtotal >= base.vtotal
+        else {
+            throw .graphics(
+                "The mode \(mode) cannot be made from the listed \(mode.width)x\(mode.height) mode: its timings "
+                    + "(htotal \(mode.htotal), vtotal \(mode.vtotal), clock \(mode.clock) kHz) do not fit a kernel mode. "
+                    + "Choose another rate (mode in DisplaySurface.Options or DRMDisplay.Options).")
         }
         var info = base
         info.clock = clock
@@ -144,9 +153,10 @@ struct OutputSelection {
 
 extension DisplayMode {
     init(_ info: drmModeModeInfo) {
-        self.init(width: Int(info.hdisplay), height: Int(info.vdisplay), htotal: Int(info.htotal), vtotal: Int(info.vtotal),
-                  clock: Int(info.clock), interlaced: info.flags & UInt32(DRM_MODE_FLAG_INTERLACE) != 0,
-                  doubleScan: info.flags & UInt32(DRM_MODE_FLAG_DBLSCAN) != 0, vrefresh: Int(info.vrefresh),
-                  isPreferred: info.type & UInt32(DRM_MODE_TYPE_PREFERRED) != 0)
+        self.init(
+            width: Int(info.hdisplay), height: Int(info.vdisplay), htotal: Int(info.htotal), vtotal: Int(info.vtotal),
+            clock: Int(info.clock), interlaced: info.flags & UInt32(DRM_MODE_FLAG_INTERLACE) != 0,
+            doubleScan: info.flags & UInt32(DRM_MODE_FLAG_DBLSCAN) != 0, vrefresh: Int(info.vrefresh),
+            isPreferred: info.type & UInt32(DRM_MODE_TYPE_PREFERRED) != 0)
     }
 }

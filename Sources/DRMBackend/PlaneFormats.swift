@@ -32,9 +32,10 @@ public struct PlaneFormats: Sendable, Hashable, CustomStringConvertible {
             return UInt64(low) | UInt64(high) << 32
         }
         guard let version = u32(0), version >= 1, let countFormats = u32(8), let formatsOffset = u32(12),
-              let countModifiers = u32(16), let modifiersOffset = u32(20),
-              Int(formatsOffset) + Int(countFormats) * 4 <= bytes.count,
-              Int(modifiersOffset) + Int(countModifiers) * 24 <= bytes.count else { return nil }
+            let countModifiers = u32(16), let modifiersOffset = u32(20),
+            Int(formatsOffset) + Int(countFormats) * 4 <= bytes.count,
+            Int(modifiersOffset) + Int(countModifiers) * 24 <= bytes.count
+        else { return nil }
         var formats: [UInt32] = []
         for i in 0..<Int(countFormats) {
             guard let f = u32(Int(formatsOffset) + i * 4) else { return nil }
@@ -66,8 +67,9 @@ public struct PlaneFormats: Sendable, Hashable, CustomStringConvertible {
 
     /// A fourcc code as text, e.g. `XR24`.
     public static func name(_ format: UInt32) -> String {
-        String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: format >> ($0 * 8)) }.map { $0 >= 32 && $0 < 127 ? $0 : UInt8(ascii: "?") },
-               as: UTF8.self)
+        String(
+            decoding: (0..<4).map { UInt8(truncatingIfNeeded: format >> ($0 * 8)) }.map { $0 >= 32 && $0 < 127 ? $0 : UInt8(ascii: "?") },
+            as: UTF8.self)
     }
 
     /// A modifier as text: `linear`, `implicit`, or hex.

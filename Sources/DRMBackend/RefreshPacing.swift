@@ -48,7 +48,8 @@ extension DRMDisplay {
                 guard let self else { return }
                 self.startPending = false
                 guard self.dispatcher.wantsRefreshes, self.isRunning, self.sessionActive,
-                      self.dispatcher.nextRefreshIndex == index else { return }
+                    self.dispatcher.nextRefreshIndex == index
+                else { return }
                 self.pacer.startRefreshes()
             }
         }

@@ -31,8 +31,11 @@ final class ScanoutBuffers {
 
     init(fd: Int32, path: String, width: Int, height: Int) throws(DRMError) {
         guard let device = gbm_create_device(fd) else { throw .graphics("gbm_create_device failed on \(path)") }
-        guard let surface = gbm_surface_create(device, UInt32(width), UInt32(height), ScanoutBuffers.xrgb8888,
-                                               UInt32(GBM_BO_USE_SCANOUT.rawValue | GBM_BO_USE_RENDERING.rawValue)) else {
+        guard
+            let surface = gbm_surface_create(
+                device, UInt32(width), UInt32(height), ScanoutBuffers.xrgb8888,
+                UInt32(GBM_BO_USE_SCANOUT.rawValue | GBM_BO_USE_RENDERING.rawValue))
+        else {
             gbm_device_destroy(device)
             throw .graphics("gbm_surface_create(\(width)×\(height), XRGB8888) failed")
         }
@@ -160,16 +163,22 @@ private final class Framebuffer {
         let withModifiers = modifier != Framebuffer.modInvalid
         let format = ScanoutBuffers.xrgb8888
         let status = KernelCall.status {
-            withUnsafePointer(to: &handles) { hp in withUnsafePointer(to: &pitches) { pp in
-                withUnsafePointer(to: &offsets) { op in withUnsafePointer(to: &modifiers) { mp in
-                    let h = UnsafeRawPointer(hp).assumingMemoryBound(to: UInt32.self)
-                    let p = UnsafeRawPointer(pp).assumingMemoryBound(to: UInt32.self)
-                    let o = UnsafeRawPointer(op).assumingMemoryBound(to: UInt32.self)
-                    return withModifiers
-                        ? drmModeAddFB2WithModifiers(fd, width, height, format, h, p, o, UnsafeRawPointer(mp).assumingMemoryBound(to: UInt64.self),
-                                                     &fb, UInt32(DRM_MODE_FB_MODIFIERS))
-                        : drmModeAddFB2(fd, width, height, format, h, p, o, &fb, 0)
-                } } } }
+            withUnsafePointer(to: &handles) { hp in
+                withUnsafePointer(to: &pitches) { pp in
+                    withUnsafePointer(to: &offsets) { op in
+                        withUnsafePointer(to: &modifiers) { mp in
+                            let h = UnsafeRawPointer(hp).assumingMemoryBound(to: UInt32.self)
+                            let p = UnsafeRawPointer(pp).assumingMemoryBound(to: UInt32.self)
+                            let o = UnsafeRawPointer(op).assumingMemoryBound(to: UInt32.self)
+                            return withModifiers
+                                ? drmModeAddFB2WithModifiers(
+                                    fd, width, height, format, h, p, o, UnsafeRawPointer(mp).assumingMemoryBound(to: UInt64.self),
+                                    &fb, UInt32(DRM_MODE_FB_MODIFIERS))
+                                : drmModeAddFB2(fd, width, height, format, h, p, o, &fb, 0)
+                        }
+                    }
+                }
+            }
         }
         if let status { throw .kernel(operation: "drmModeAddFB2", errno: status) }
         id = fb

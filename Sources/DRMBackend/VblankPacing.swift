@@ -75,7 +75,8 @@ final class VblankPacing: RefreshPacing {
     private func logDepthChange() {
         loggedDepth = scheduler.pipeline.depth
         if loggedDepth == 2 {
-            DRMDisplay.log.debug("""
+            DRMDisplay.log.debug(
+                """
                 frames in flight 1→2: a frame missed its vblank; the next is drawn while the flip is pending \
                 (one more period of latency)
                 """)
@@ -100,15 +101,18 @@ final class VblankPacing: RefreshPacing {
     private func startNextFrame() {
         nextCallbackPending = false
         guard display.isRunning, display.sessionActive, dispatcher.wantsRefreshes, scheduler.wantsCurrentVblank,
-              let current = display.crtc.currentVblank() else {
+            let current = display.crtc.currentVblank()
+        else {
             scheduler.cancelCurrentVblank()
             return
         }
         // After the read: an event waiting may be the flip completing at this very vblank.
         let eventPending = display.crtc.hasPendingEvent
         display.diagnostics.record(.init(sequence: current.sequence, time: current.time, kind: .current))
-        if let event = scheduler.currentVblank(sequence: current.sequence, at: current.time, eventPending: eventPending,
-                                               refreshIndex: dispatcher.nextRefreshIndex, now: MonotonicInstant.now()) {
+        if let event = scheduler.currentVblank(
+            sequence: current.sequence, at: current.time, eventPending: eventPending,
+            refreshIndex: dispatcher.nextRefreshIndex, now: MonotonicInstant.now())
+        {
             runCallback(event)
         }
     }
@@ -216,7 +220,8 @@ final class VblankPacing: RefreshPacing {
         DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [weak self] in
             MainActor.assumeIsolated {
                 guard let self, self.dispatcher.nextRefreshIndex == index, self.display.isRunning, self.display.sessionActive,
-                      self.dispatcher.wantsRefreshes, !self.scheduler.isModeSet else { return }
+                    self.dispatcher.wantsRefreshes, !self.scheduler.isModeSet
+                else { return }
                 if case .dispatch(let event) = self.scheduler.start(now: MonotonicInstant.now(), refreshIndex: index) {
                     self.runCallback(event)
                 }

@@ -77,8 +77,9 @@ public struct ClockOffset: Sendable, Hashable {
             guard bracket >= 0 else { continue }
             let half = bracket / 2
             if half < best.uncertainty {
-                best = ClockOffset(nanoseconds: (before &+ half) &- s, uncertainty: half,
-                                   measuredAt: MonotonicInstant(nanoseconds: after))
+                best = ClockOffset(
+                    nanoseconds: (before &+ half) &- s, uncertainty: half,
+                    measuredAt: MonotonicInstant(nanoseconds: after))
             }
         }
         return best

@@ -31,9 +31,11 @@ public struct DisplayFrame: Sendable, Hashable {
     /// How many refreshes the link spans per callback (1 at the display's full rate).
     public var frameInterval: Int
 
-    public init(timestamp: MonotonicInstant, targetTimestamp: MonotonicInstant, duration: Nanoseconds,
-                delta: Nanoseconds, sequence: UInt64, missedFrames: Int, provenance: TimestampProvenance,
-                refreshIndex: UInt64, frameInterval: Int) {
+    public init(
+        timestamp: MonotonicInstant, targetTimestamp: MonotonicInstant, duration: Nanoseconds,
+        delta: Nanoseconds, sequence: UInt64, missedFrames: Int, provenance: TimestampProvenance,
+        refreshIndex: UInt64, frameInterval: Int
+    ) {
         self.timestamp = timestamp
         self.targetTimestamp = targetTimestamp
         self.duration = duration

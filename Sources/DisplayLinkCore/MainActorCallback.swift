@@ -16,7 +16,7 @@ package func onMainActor<Arguments, Result>(
     _ arguments: Arguments, _ body: @escaping @MainActor (Arguments) -> Result
 ) -> Result {
     #if DEBUG
-    MainActor.preconditionIsolated()
+        MainActor.preconditionIsolated()
     #endif
     return unsafeBitCast(body, to: ((Arguments) -> Result).self)(arguments)
 }

@@ -20,8 +20,10 @@ public struct PresentationTimeline: Sendable {
 
     /// Records a presentation. A time not after the latest (reordered feedback) is counted but
     /// does not replace it; `advertisedRefresh` 0 leaves the advertised period as it is.
-    public mutating func recordPresentation(at time: MonotonicInstant, sequence: UInt64? = nil,
-                                            advertisedRefresh: Nanoseconds = .zero) {
+    public mutating func recordPresentation(
+        at time: MonotonicInstant, sequence: UInt64? = nil,
+        advertisedRefresh: Nanoseconds = .zero
+    ) {
         if advertisedRefresh.value > 0 { advertisedPeriod = advertisedRefresh }
         presentationCount += 1
         if let previous = latest, time <= previous { return }
@@ -33,10 +35,12 @@ public struct PresentationTimeline: Sendable {
 /// The last 31 values, with an allocation-free median (for sources that learn from recent frames).
 public struct RecentMedian: Sendable {
     public static let capacity = 31
-    private typealias Slots = (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
-                               Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
-                               Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
-                               Int64, Int64, Int64, Int64, Int64, Int64, Int64)
+    private typealias Slots = (
+        Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+        Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+        Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64,
+        Int64, Int64, Int64, Int64, Int64, Int64, Int64
+    )
     private static let zeros: Slots = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     /// The values in arrival order (a ring; `next` is where the next one goes).
     private var values: Slots = RecentMedian.zeros

@@ -67,7 +67,8 @@ public final class RefreshDispatcher {
         if event.refreshPeriod.value > 0 { lastGoodPeriod = event.refreshPeriod }
         let period = lastGoodPeriod
         let (sum, overflow) = timestamp.nanoseconds.addingReportingOverflow(period.value)
-        let target = event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
+        let target =
+            event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
             ?? MonotonicInstant(nanoseconds: overflow ? Int64.max : sum)
         let refresh = ResolvedRefresh(
             timestamp: timestamp,

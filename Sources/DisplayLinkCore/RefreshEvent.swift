@@ -64,8 +64,10 @@ public struct PresentationFeedback: Sendable, Hashable {
     /// `wp_commit_timer_v1.set_timestamp`), on `CLOCK_MONOTONIC`; nil when it asked for none.
     public var commitTarget: MonotonicInstant?
 
-    public init(refreshIndex: UInt64, outcome: Outcome, flags: PresentationFlags? = nil,
-                commitTarget: MonotonicInstant? = nil, targetTimestamp: MonotonicInstant? = nil) {
+    public init(
+        refreshIndex: UInt64, outcome: Outcome, flags: PresentationFlags? = nil,
+        commitTarget: MonotonicInstant? = nil, targetTimestamp: MonotonicInstant? = nil
+    ) {
         self.refreshIndex = refreshIndex
         self.outcome = outcome
         self.flags = flags

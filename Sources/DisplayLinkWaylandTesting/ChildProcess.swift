@@ -79,9 +79,11 @@ package final class ChildProcess: Sendable {
     /// Starts `arguments` (the first is the child's `argv[0]`, and its path unless `executable` is
     /// given) with exactly `environment`, and `input` (a file or a terminal's path) as its
     /// standard input.
-    package init(_ arguments: [String], executable: String? = nil,
-                 environment: [String: String] = ChildProcess.inheritedEnvironment, input: String = "/dev/null",
-                 output: Destination = .discarded, errors: Destination = .standardOutput) throws(SpawnError) {
+    package init(
+        _ arguments: [String], executable: String? = nil,
+        environment: [String: String] = ChildProcess.inheritedEnvironment, input: String = "/dev/null",
+        output: Destination = .discarded, errors: Destination = .standardOutput
+    ) throws(SpawnError) {
         let program = executable ?? arguments[0]
         let outputFile = try ChildProcess.path(for: output, program: program)
         let errorFile: String?
@@ -136,9 +138,11 @@ package final class ChildProcess: Sendable {
     /// Runs `arguments` to their end, its output captured (and its errors, apart or with it as
     /// `errors` says); killed, with its group, if it is still running after `limit` (a hang guard:
     /// a hung child fails its test instead of hanging it).
-    package static func run(_ arguments: [String], executable: String? = nil,
-                            environment: [String: String] = ChildProcess.inheritedEnvironment,
-                            errors: Destination = .captured, limit: Duration = .seconds(120)) throws(SpawnError) -> Outcome {
+    package static func run(
+        _ arguments: [String], executable: String? = nil,
+        environment: [String: String] = ChildProcess.inheritedEnvironment,
+        errors: Destination = .captured, limit: Duration = .seconds(120)
+    ) throws(SpawnError) -> Outcome {
         let child = try ChildProcess(arguments, executable: executable, environment: environment, output: .captured, errors: errors)
         let termination = child.wait(upTo: limit) ?? child.kill()
         return Outcome(termination: termination, output: child.capturedOutput, errors: child.capturedErrors)

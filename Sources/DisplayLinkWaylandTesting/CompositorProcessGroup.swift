@@ -45,8 +45,10 @@ final class CompositorProcessGroup {
     /// there (socket `SOCKETPREFIX-PID-N`, by default `wayland-LABEL-PID-N`; `environment` added to
     /// the clean one) with its output in `LABEL.log`, and waits for the socket (60 s at most, a
     /// hang guard: compositors start in a second or two). Cleans up everything it made when it throws.
-    init(label: String, socketPrefix: String? = nil, root: String?, environment: [String] = [],
-         command: (_ socketName: String) -> [String]) throws(Failure) {
+    init(
+        label: String, socketPrefix: String? = nil, root: String?, environment: [String] = [],
+        command: (_ socketName: String) -> [String]
+    ) throws(Failure) {
         self.root = root
         let number = CompositorProcessGroup.counter.add(1, ordering: .relaxed).newValue
         var template = Array("/tmp/displaylink-\(label)-XXXXXX".utf8CString)
@@ -59,8 +61,11 @@ final class CompositorProcessGroup {
         socketPath = runtimeDirectory + "/" + socketName
         logPath = runtimeDirectory + "/\(label).log"
 
-        let clean = ["env", "-i", "XDG_RUNTIME_DIR=\(runtimeDirectory)", "HOME=\(runtimeDirectory)",
-                     "XDG_CONFIG_HOME=\(runtimeDirectory)", "PATH=/usr/bin:/bin", "GSETTINGS_BACKEND=memory"] + environment
+        let clean =
+            [
+                "env", "-i", "XDG_RUNTIME_DIR=\(runtimeDirectory)", "HOME=\(runtimeDirectory)",
+                "XDG_CONFIG_HOME=\(runtimeDirectory)", "PATH=/usr/bin:/bin", "GSETTINGS_BACKEND=memory"
+            ] + environment
         let arguments: [String]
         if let root {
             let script = """
@@ -73,8 +78,11 @@ final class CompositorProcessGroup {
                 mount --bind "$d" "$r$d"
                 exec chroot "$r" "$@"
                 """
-            arguments = ["/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh",
-                         root, runtimeDirectory] + clean + command(socketName)
+            arguments =
+                [
+                    "/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh",
+                    root, runtimeDirectory
+                ] + clean + command(socketName)
         } else {
             arguments = ["/usr/bin/env"] + clean.dropFirst() + command(socketName)
         }

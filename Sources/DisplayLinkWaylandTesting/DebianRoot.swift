@@ -35,7 +35,8 @@ public enum DebianRoot: String, Sendable, CaseIterable, CustomStringConvertible 
         } else if self == .trixie, let legacy = getenv("TRIXIE_ROOT_CACHE") {
             path = String(cString: legacy) + "/root-\(layout)"
         } else {
-            let base = getenv("DISPLAYLINK_ROOT_CACHE").map { String(cString: $0) }
+            let base =
+                getenv("DISPLAYLINK_ROOT_CACHE").map { String(cString: $0) }
                 ?? (getenv("HOME").map { String(cString: $0) } ?? "/root") + "/.cache"
             path = base + "/displaylink-\(rawValue)/root-\(layout)"
         }

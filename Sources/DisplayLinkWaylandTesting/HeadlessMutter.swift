@@ -67,8 +67,10 @@ public final class HeadlessMutter {
     /// the initialiser blocks its caller until mutter listens (a second, several on a loaded
     /// machine), which on the main actor holds up every other main-actor task meanwhile (other
     /// tests' frames, in a parallel test run).
-    public static func start(flavor: Flavor = .host,
-                             monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
+    public static func start(
+        flavor: Flavor = .host,
+        monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]
+    ) async throws -> HeadlessMutter {
         try await offCallingThread { try HeadlessMutter(flavor: flavor, monitors: monitors) }
     }
 
@@ -134,8 +136,9 @@ public final class HeadlessMutter {
                     + monitors.flatMap { ["--virtual-monitor", $0.argument] } + ["--wayland-display=\(socketName)"]
             }
         } catch {
-            throw error.launchError(spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
-                                    noSocket: LaunchError.noSocket)
+            throw error.launchError(
+                spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
+                noSocket: LaunchError.noSocket)
         }
     }
 

@@ -51,12 +51,16 @@ public final class HeadlessRootCompositor {
             switch self {
             case .weston16:
                 // Idle time 0: the output never blanks, so frames never stop for want of input.
-                ["weston", "--backend=headless", "--socket=\(socketName)", "--idle-time=0",
-                 "--width=\(width)", "--height=\(height)"]
+                [
+                    "weston", "--backend=headless", "--socket=\(socketName)", "--idle-time=0",
+                    "--width=\(width)", "--height=\(height)"
+                ]
             case .kwin67:
                 // No screen locking: a lock would cover every window, and nothing here can unlock it.
-                ["dbus-run-session", "--", "kwin_wayland", "--virtual", "--no-lockscreen",
-                 "--socket", socketName, "--width", "\(width)", "--height", "\(height)"]
+                [
+                    "dbus-run-session", "--", "kwin_wayland", "--virtual", "--no-lockscreen",
+                    "--socket", socketName, "--width", "\(width)", "--height", "\(height)"
+                ]
             }
         }
     }
@@ -111,9 +115,10 @@ public final class HeadlessRootCompositor {
                 kind.command(socketName: socketName, width: width, height: height) + extraArguments
             }
         } catch {
-            throw error.launchError(spawnFailed: { LaunchError.spawnFailed(kind, errno: $0) },
-                                    exitedEarly: { LaunchError.exitedEarly(kind, status: $0, log: $1) },
-                                    noSocket: { LaunchError.noSocket(kind, log: $0) })
+            throw error.launchError(
+                spawnFailed: { LaunchError.spawnFailed(kind, errno: $0) },
+                exitedEarly: { LaunchError.exitedEarly(kind, status: $0, log: $1) },
+                noSocket: { LaunchError.noSocket(kind, log: $0) })
         }
     }
 
@@ -121,8 +126,10 @@ public final class HeadlessRootCompositor {
     /// socket on another thread: the initialiser blocks its caller until the compositor listens,
     /// which on the main actor would hold up every other main-actor task meanwhile (other tests'
     /// frames, in a parallel test run).
-    public static func start(_ kind: Kind, width: Int = 640, height: Int = 480,
-                             extraArguments: [String] = []) async throws -> HeadlessRootCompositor {
+    public static func start(
+        _ kind: Kind, width: Int = 640, height: Int = 480,
+        extraArguments: [String] = []
+    ) async throws -> HeadlessRootCompositor {
         try await offCallingThread {
             try HeadlessRootCompositor(kind, width: width, height: height, extraArguments: extraArguments)
         }

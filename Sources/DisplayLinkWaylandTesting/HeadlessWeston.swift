@@ -47,14 +47,19 @@ public final class HeadlessWeston {
         do {
             // The socket's name carries this process's pid: a test finds the weston a child
             // started by it.
-            process = try CompositorProcessGroup(label: "weston", socketPrefix: "wayland-dl", root: nil,
-                                                 environment: language) { socketName in
-                ["weston", "--backend=headless-backend.so", "--use-pixman", "--socket=\(socketName)",
-                 "--idle-time=0", "--width=\(width)", "--height=\(height)"] + extraArguments
+            process = try CompositorProcessGroup(
+                label: "weston", socketPrefix: "wayland-dl", root: nil,
+                environment: language
+            ) { socketName in
+                [
+                    "weston", "--backend=headless-backend.so", "--use-pixman", "--socket=\(socketName)",
+                    "--idle-time=0", "--width=\(width)", "--height=\(height)"
+                ] + extraArguments
             }
         } catch {
-            throw error.launchError(spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
-                                    noSocket: LaunchError.noSocket)
+            throw error.launchError(
+                spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
+                noSocket: LaunchError.noSocket)
         }
     }
 

@@ -22,8 +22,9 @@ package enum ProcessTable {
         guard let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
         guard fields.count > 2, let state = fields[0].first,
-              let parent = pid_t(String(decoding: fields[1], as: UTF8.self)),
-              let group = pid_t(String(decoding: fields[2], as: UTF8.self)) else { return nil }
+            let parent = pid_t(String(decoding: fields[1], as: UTF8.self)),
+            let group = pid_t(String(decoding: fields[2], as: UTF8.self))
+        else { return nil }
         return Status(state: state, parent: parent, group: group)
     }
 
@@ -43,7 +44,8 @@ package enum ProcessTable {
     package static func live(commandLineContaining text: String, parent: pid_t? = nil) -> [pid_t] {
         all().filter { pid in
             guard let status = status(of: pid), status.isLive, parent == nil || status.parent == parent,
-                  let line = readFile("/proc/\(pid)/cmdline") else { return false }
+                let line = readFile("/proc/\(pid)/cmdline")
+            else { return false }
             return String(decoding: line.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self).contains(text)
         }
     }

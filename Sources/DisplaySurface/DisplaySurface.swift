@@ -126,13 +126,17 @@ public final class DisplaySurface: FrameSource {
         for backend in [Backend.wayland, .drm] {
             do {
                 let surface = try open(backend, options)
-                DisplaySurface.log.debug(backend == .wayland ? "backend wayland (auto): a compositor is reachable"
-                                         : "backend drm (auto): no Wayland compositor, a KMS output opened")
+                DisplaySurface.log.debug(
+                    backend == .wayland
+                        ? "backend wayland (auto): a compositor is reachable"
+                        : "backend drm (auto): no Wayland compositor, a KMS output opened")
                 return (backend, surface)
             } catch {
                 attempts.append(.init(backend: backend, error: error))
-                DisplaySurface.log.debug(backend == .wayland ? "auto: Wayland not available (\(error)); trying DRM/KMS"
-                                         : "auto: DRM/KMS not available either (\(error)); no display")
+                DisplaySurface.log.debug(
+                    backend == .wayland
+                        ? "auto: Wayland not available (\(error)); trying DRM/KMS"
+                        : "auto: DRM/KMS not available either (\(error)); no display")
             }
         }
         throw .noDisplay(tried: attempts)

@@ -91,11 +91,12 @@ extension SurfaceBackendError {
     /// A built-in backend's failure, already worded as the surface reports it (it passes through
     /// as it is).
     init(_ error: DisplaySurfaceError) {
-        let backend: DisplaySurface.Backend? = switch error {
-        case .wayland: .wayland
-        case .drm: .drm
-        default: nil
-        }
+        let backend: DisplaySurface.Backend? =
+            switch error {
+            case .wayland: .wayland
+            case .drm: .drm
+            default: nil
+            }
         self.init(backend: backend?.rawValue ?? "surface", error)
     }
 }

@@ -121,10 +121,12 @@ extension DisplaySurface {
         /// exactly; the size is ``width``×``height``.
         public var offscreen = OffscreenOptions()
 
-        public init(title: String = "DisplayLink", appID: String = "org.displaylink.app",
-                    width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,
-                    devicePath: String? = nil, mode: ModeRequest? = nil, waylandSocket: String? = nil,
-                    readsConsoleKeys: Bool = true, fullscreen: Bool = false) {
+        public init(
+            title: String = "DisplayLink", appID: String = "org.displaylink.app",
+            width: Int32 = 640, height: Int32 = 480, backend: BackendChoice = .auto,
+            devicePath: String? = nil, mode: ModeRequest? = nil, waylandSocket: String? = nil,
+            readsConsoleKeys: Bool = true, fullscreen: Bool = false
+        ) {
             self.title = title
             self.appID = appID
             self.width = width

@@ -26,8 +26,10 @@ final class KMSSurface: DisplaySurfaceBackend {
         let mode = options.mode
         let display: DRMDisplay
         do {
-            display = try DRMDisplay(options: DRMDisplay.Options(devicePath: options.devicePath, mode: mode, kmsAPI: options.kmsAPI,
-                                                                session: SeatSession.Options(manager: options.seatAccess)))
+            display = try DRMDisplay(
+                options: DRMDisplay.Options(
+                    devicePath: options.devicePath, mode: mode, kmsAPI: options.kmsAPI,
+                    session: SeatSession.Options(manager: options.seatAccess)))
         } catch {
             throw SurfaceBackendError(.drm(error))
         }
@@ -53,14 +55,16 @@ final class KMSSurface: DisplaySurfaceBackend {
             let input = try SeatInput(session: session)
             input.onKey = { [weak self] sym in self?.events.key?(sym) }
             consoleInput = input
-            DisplaySurface.log.debug("""
+            DisplaySurface.log.debug(
+                """
                 keys: no terminal on standard input; the console's keyboards through libinput \
                 (\(input.keyboards.joined(separator: ", ")))
                 """)
         } catch {
             // A warning, not a debug line: the program asked for keys (the default) and gets none,
             // and libinput's own message (e.g. "udev device never initialized") does not say why.
-            DisplaySurface.log.warning("""
+            DisplaySurface.log.warning(
+                """
                 keys: no terminal on standard input and the console's keyboards cannot be read, so onKey \
                 gets no keys (\(error)); set DisplaySurface.Options.readsConsoleKeys = false if none are needed
                 """)
@@ -98,7 +102,7 @@ final class KMSSurface: DisplaySurfaceBackend {
             EnvironmentEntry("egl_driver", display.context.driverName.map { .string($0) } ?? .unknown),
             EnvironmentEntry("buffers_kept_mapped", .bool(display.keepsBuffersMapped)),
             EnvironmentEntry("kms_api", .string(display.kmsAPI.rawValue)),
-            EnvironmentEntry("pacing", .string(display.pacing.rawValue)),
+            EnvironmentEntry("pacing", .string(display.pacing.rawValue))
         ]
     }
 

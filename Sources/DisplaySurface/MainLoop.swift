@@ -37,8 +37,9 @@ struct MainQueueDrain {
 
     static func resolve() -> MainQueueDrain? {
         guard let program = dlopen(nil, RTLD_NOW),
-              let handle = dlsym(program, "_dispatch_get_main_queue_handle_4CF"),
-              let drain = dlsym(program, "_dispatch_main_queue_callback_4CF") else { return nil }
+            let handle = dlsym(program, "_dispatch_get_main_queue_handle_4CF"),
+            let drain = dlsym(program, "_dispatch_main_queue_callback_4CF")
+        else { return nil }
         let descriptor = unsafeBitCast(handle, to: Handle.self)()
         guard descriptor >= 0 else { return nil }
         return MainQueueDrain(descriptor: descriptor, drain: unsafeBitCast(drain, to: Drain.self))

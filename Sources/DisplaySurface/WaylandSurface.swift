@@ -21,17 +21,22 @@ final class WaylandSurface: DisplaySurfaceBackend {
     /// Connects, opens the toplevel and its EGL window, as `options` say.
     init(options: DisplaySurface.Options) throws(SurfaceBackendError) {
         do {
-            let connection = try WaylandConnection(socket: options.waylandSocket,
-                                                   options: .init(bindFifo: options.waylandFifo,
-                                                                  replyTimeout: options.waylandReplyTimeout))
+            let connection = try WaylandConnection(
+                socket: options.waylandSocket,
+                options: .init(
+                    bindFifo: options.waylandFifo,
+                    replyTimeout: options.waylandReplyTimeout))
             let output = try options.waylandOutput.map { name throws(WaylandError) in try connection.output(named: name) }
-            let window = try WaylandWindow(connection: connection, title: options.title, appID: options.appID,
-                                           width: max(1, options.width), height: max(1, options.height),
-                                           fullscreen: options.fullscreen, fullscreenOutput: output)
+            let window = try WaylandWindow(
+                connection: connection, title: options.title, appID: options.appID,
+                width: max(1, options.width), height: max(1, options.height),
+                fullscreen: options.fullscreen, fullscreenOutput: output)
             let egl = try WaylandEGLWindow(window: window)
-            let source = WaylandFrameSource(window: window, configuration: .init(
-                allowsCommitTiming: options.waylandCommitTiming,
-                allowsCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors))
+            let source = WaylandFrameSource(
+                window: window,
+                configuration: .init(
+                    allowsCommitTiming: options.waylandCommitTiming,
+                    allowsCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors))
             egl.frameSource = source  // a swap is the frame's commit
             self.connection = connection
             self.window = window
@@ -73,7 +78,7 @@ final class WaylandSurface: DisplaySurfaceBackend {
             EnvironmentEntry("gles_version", .int(Int(eglWindow.context.glesMajorVersion))),
             EnvironmentEntry("swap_with_damage", .bool(eglWindow.context.supportsSwapWithDamage)),
             EnvironmentEntry("timing_protocols", .list(frameSource.timingProtocolsInUse)),
-            EnvironmentEntry("commit_timing", .string(frameSource.commitTimingState)),
+            EnvironmentEntry("commit_timing", .string(frameSource.commitTimingState))
         ]
     }
 
@@ -83,7 +88,8 @@ final class WaylandSurface: DisplaySurfaceBackend {
         guard let window, !window.isDestroyed else { return }
         // On the output named by Options.waylandOutput when it (still) exists (checked at open).
         if on, let name = fullscreenOutput, let output = try? window.connection.output(named: name),
-           (try? window.setFullscreen(on: output)) != nil {
+            (try? window.setFullscreen(on: output)) != nil
+        {
             return
         }
         window.setFullscreen(on)

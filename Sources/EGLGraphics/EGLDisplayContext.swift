@@ -102,8 +102,9 @@ public final class EGLDisplayContext {
             platformEnum = EGLenum(EGL_PLATFORM_SURFACELESS_MESA); native = nil
         }
         guard let display = eglGetPlatformDisplay(platformEnum, native, nil) else {
-            throw EGLError.last("eglGetPlatformDisplay(\(platform))",
-                                hint: "Is Mesa's EGL installed (apt-get install libegl-mesa0 libgl1-mesa-dri)?")
+            throw EGLError.last(
+                "eglGetPlatformDisplay(\(platform))",
+                hint: "Is Mesa's EGL installed (apt-get install libegl-mesa0 libgl1-mesa-dri)?")
         }
         var major: EGLint = 0, minor: EGLint = 0
         guard EGLDisplayUsers.initialize(display, &major, &minor) else {
@@ -118,7 +119,8 @@ public final class EGLDisplayContext {
         self.extensions = extensions
         self.vendor = eglQueryString(display, EGL_VENDOR).map { String(cString: $0) } ?? "unknown"
         if extensions.contains("EGL_MESA_query_driver"),
-           let address = eglGetProcAddress("eglGetDisplayDriverName") {
+            let address = eglGetProcAddress("eglGetDisplayDriverName")
+        {
             let query = unsafeBitCast(address, to: PFNEGLGETDISPLAYDRIVERNAMEPROC.self)
             driverName = query(display).map { String(cString: $0) }
         } else {
@@ -133,13 +135,17 @@ public final class EGLDisplayContext {
         // A depth buffer when the driver has one for this format (the renderer draws opaque
         // interiors front to back with the depth test), else none.
         // 24 bits tell 4 million instances apart; 16 bits 16,000.
-        guard let config = [EGLint(24), 16, 0].lazy.compactMap({ depth in
-            EGLDisplayContext.chooseConfig(display, surfaceBit: surfaceBit, alpha: alpha, depth: depth,
-                                           nativeVisualID: nativeVisualID)
-        }).first else {
+        guard
+            let config = [EGLint(24), 16, 0].lazy.compactMap({ depth in
+                EGLDisplayContext.chooseConfig(
+                    display, surfaceBit: surfaceBit, alpha: alpha, depth: depth,
+                    nativeVisualID: nativeVisualID)
+            }).first
+        else {
             EGLDisplayUsers.remove(display)
-            throw EGLError(operation: "eglChooseConfig", code: eglGetError(),
-                           hint: "No RGB888 GLES config" + (nativeVisualID.map { " with native visual \($0)" } ?? ""))
+            throw EGLError(
+                operation: "eglChooseConfig", code: eglGetError(),
+                hint: "No RGB888 GLES config" + (nativeVisualID.map { " with native visual \($0)" } ?? ""))
         }
         self.config = config
         var depth: EGLint = 0
@@ -179,8 +185,11 @@ public final class EGLDisplayContext {
         } else {
             setDamageRegion = nil
         }
-        EGLDisplayCapabilities.record(display, EGLDisplayCapabilities(bufferAge: supportsBufferAge,
-                                                                      setDamageRegion: setDamageRegion))
+        EGLDisplayCapabilities.record(
+            display,
+            EGLDisplayCapabilities(
+                bufferAge: supportsBufferAge,
+                setDamageRegion: setDamageRegion))
     }
 
     /// Whether ``terminate()`` ran.
@@ -204,20 +213,24 @@ public final class EGLDisplayContext {
 
     /// Makes the context current with no surface (surfaceless rendering into FBOs).
     public func makeCurrentWithoutSurface() throws(EGLError) {
-        guard !isTerminated else { throw EGLError(operation: "eglMakeCurrent(no surface)", code: 0, hint: "The EGL display was terminated.") }
+        guard !isTerminated else {
+            throw EGLError(operation: "eglMakeCurrent(no surface)", code: 0, hint: "The EGL display was terminated.")
+        }
         guard eglMakeCurrent(display, nil, nil, context) == EGL_TRUE else {
             throw EGLError.last("eglMakeCurrent(no surface)", hint: "EGL_KHR_surfaceless_context is needed")
         }
     }
 
-    private static func chooseConfig(_ display: EGLDisplay, surfaceBit: EGLint, alpha: Bool, depth: EGLint,
-                                     nativeVisualID: Int32?) -> EGLConfig? {
+    private static func chooseConfig(
+        _ display: EGLDisplay, surfaceBit: EGLint, alpha: Bool, depth: EGLint,
+        nativeVisualID: Int32?
+    ) -> EGLConfig? {
         let attributes: [EGLint] = [
             EGL_SURFACE_TYPE, surfaceBit,
             EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_ALPHA_SIZE, alpha ? 8 : 0,
             EGL_DEPTH_SIZE, depth,
             EGL_RENDERABLE_TYPE, EGL_OPENGL_ES2_BIT,
-            EGL_NONE,
+            EGL_NONE
         ]
         var count: EGLint = 0
         guard eglChooseConfig(display, attributes, nil, 0, &count) == EGL_TRUE, count > 0 else { return nil }

@@ -63,8 +63,9 @@ public final class EGLWindowSurface {
     /// ``beginFrame()`` and the swap). Nil when GL's read entry points cannot be found.
     public func readPixels(width: Int32, height: Int32) -> [UInt8]? {
         guard !destroyed, width > 0, height > 0,
-              let readAddress = eglGetProcAddress("glReadPixels"),
-              let storeAddress = eglGetProcAddress("glPixelStorei") else { return nil }
+            let readAddress = eglGetProcAddress("glReadPixels"),
+            let storeAddress = eglGetProcAddress("glPixelStorei")
+        else { return nil }
         typealias ReadPixels = @convention(c) (Int32, Int32, Int32, Int32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void
         typealias PixelStore = @convention(c) (UInt32, Int32) -> Void
         let read = unsafeBitCast(readAddress, to: ReadPixels.self)
@@ -212,7 +213,8 @@ public enum EGLCurrentSurface {
         guard EGLDisplayCapabilities.anyTellsBufferAge else { return 0 }
         let display = eglGetCurrentDisplay()
         guard display != nil, let surface = eglGetCurrentSurface(EGL_DRAW),
-              EGLDisplayCapabilities.of(display).bufferAge else { return 0 }
+            EGLDisplayCapabilities.of(display).bufferAge
+        else { return 0 }
         var age: EGLint = 0
         guard eglQuerySurface(display, surface, EGL_BUFFER_AGE_EXT, &age) == EGL_TRUE else { return 0 }
         return Int(max(0, age))
@@ -235,7 +237,8 @@ public enum EGLCurrentSurface {
     public static func setDamageRegion(x: Int32, y: Int32, width: Int32, height: Int32) -> Bool {
         let display = eglGetCurrentDisplay()
         guard display != nil, let surface = eglGetCurrentSurface(EGL_DRAW),
-              let setDamageRegion = EGLDisplayCapabilities.of(display).setDamageRegion else { return false }
+            let setDamageRegion = EGLDisplayCapabilities.of(display).setDamageRegion
+        else { return false }
         var rect: (EGLint, EGLint, EGLint, EGLint) = (x, y, width, height)
         return withUnsafeMutableBytes(of: &rect) { raw in
             setDamageRegion(display, surface, raw.baseAddress!.assumingMemoryBound(to: EGLint.self), 1)

@@ -39,8 +39,10 @@ public struct FlipPipeline: Sendable {
     ///   - period: the display's refresh period.
     ///   - flipPending: an earlier frame's flip has not completed yet.
     ///   - missedItsVblank: the vblank after the callback's has already passed.
-    public mutating func frameSubmitted(renderTime: Nanoseconds, period: Nanoseconds, flipPending: Bool,
-                                 missedItsVblank: Bool) -> Decision {
+    public mutating func frameSubmitted(
+        renderTime: Nanoseconds, period: Nanoseconds, flipPending: Bool,
+        missedItsVblank: Bool
+    ) -> Decision {
         if depth == 2 {
             // Within half a period (renderTime·2 < period, without overflow on any input).
             fastFrames = renderTime.value <= (period.value &- 1) / 2 ? fastFrames + 1 : 0

@@ -133,8 +133,10 @@ public struct KMSFrameScheduler: Sendable {
     ///   - refreshIndex: the index the dispatcher gives the next refresh.
     ///   - currentVblank: before the mode is set, the CRTC's current vblank if the kernel
     ///     gave one (the CRTC is running); nil: it is off, the first callback is an estimate.
-    public mutating func start(now: MonotonicInstant, refreshIndex: UInt64,
-                               currentVblank: (sequence: UInt64, time: MonotonicInstant)? = nil) -> StartAction {
+    public mutating func start(
+        now: MonotonicInstant, refreshIndex: UInt64,
+        currentVblank: (sequence: UInt64, time: MonotonicInstant)? = nil
+    ) -> StartAction {
         guard !hasFailed, !isWaitingForEvent else { return .none }
         restarting = true
         if isModeSet {
@@ -144,14 +146,16 @@ public struct KMSFrameScheduler: Sendable {
         if let current = currentVblank, current.time <= now {
             lastSequence = current.sequence
             let timestamp = monotonic(current.time)
-            let event = RefreshEvent(timestamp: timestamp, sequence: current.sequence, refreshPeriod: period,
-                                     targetTimestamp: timestamp + period, provenance: .hardwareVBlank, followsStall: true)
+            let event = RefreshEvent(
+                timestamp: timestamp, sequence: current.sequence, refreshPeriod: period,
+                targetTimestamp: timestamp + period, provenance: .hardwareVBlank, followsStall: true)
             began(timestamp: timestamp, sequence: current.sequence, periods: 1, refreshIndex: refreshIndex, now: now)
             return .dispatch(event)
         }
         let timestamp = monotonic(now)
-        let event = RefreshEvent(timestamp: timestamp, sequence: nil, refreshPeriod: period,
-                                 targetTimestamp: timestamp + period, provenance: .frameCallbackEstimate)
+        let event = RefreshEvent(
+            timestamp: timestamp, sequence: nil, refreshPeriod: period,
+            targetTimestamp: timestamp + period, provenance: .frameCallbackEstimate)
         began(timestamp: timestamp, sequence: nil, periods: 1, refreshIndex: refreshIndex, now: now)
         return .dispatch(event)
     }
@@ -167,9 +171,10 @@ public struct KMSFrameScheduler: Sendable {
             isWaitingForEvent = true
             return .setMode
         }
-        let action = pipeline.frameSubmitted(renderTime: now - callbackBegan, period: period,
-                                             flipPending: flipping != nil,
-                                             missedItsVblank: now > callbackVblank + period)
+        let action = pipeline.frameSubmitted(
+            renderTime: now - callbackBegan, period: period,
+            flipPending: flipping != nil,
+            missedItsVblank: now > callbackVblank + period)
         let frame = Frame(refresh: callbackRefresh, expected: callbackExpected)
         switch action {
         case .hold:
@@ -246,12 +251,15 @@ public struct KMSFrameScheduler: Sendable {
     /// completes at a later one. Nil otherwise: the flip may have completed at this vblank (the
     /// frame was late by our clock but not the kernel's: its vblank handler ran late), or a later
     /// vblank may carry its completion, still unread; its event brings the next callback.
-    public mutating func currentVblank(sequence: UInt64, at time: MonotonicInstant, eventPending: Bool,
-                                       refreshIndex: UInt64, now: MonotonicInstant) -> RefreshEvent? {
+    public mutating func currentVblank(
+        sequence: UInt64, at time: MonotonicInstant, eventPending: Bool,
+        refreshIndex: UInt64, now: MonotonicInstant
+    ) -> RefreshEvent? {
         guard wantsCurrentVblank else { return nil }
         wantsCurrentVblank = false
         guard !hasFailed, !eventPending, flipping != nil, held == nil, let last = callbackSequence,
-              sequence > lastSequence, sequence == last &+ 1, time >= callbackVblank else { return nil }
+            sequence > lastSequence, sequence == last &+ 1, time >= callbackVblank
+        else { return nil }
         lastSequence = sequence
         pending = (time, sequence, 2)
         return beginCallback(refreshIndex: refreshIndex, now: now)
@@ -287,9 +295,10 @@ public struct KMSFrameScheduler: Sendable {
             }
         }
         lastTarget = targetTimestamp
-        let event = RefreshEvent(timestamp: timestamp, sequence: sequence, refreshPeriod: period,
-                                 targetTimestamp: targetTimestamp,
-                                 provenance: .hardwareVBlank, followsStall: followsStall)
+        let event = RefreshEvent(
+            timestamp: timestamp, sequence: sequence, refreshPeriod: period,
+            targetTimestamp: targetTimestamp,
+            provenance: .hardwareVBlank, followsStall: followsStall)
         began(timestamp: timestamp, sequence: sequence, periods: periods, refreshIndex: refreshIndex, now: now)
         return event
     }
@@ -362,8 +371,10 @@ public struct KMSFrameScheduler: Sendable {
         return last &+ UInt64(bitPattern: Int64(step))
     }
 
-    private mutating func began(timestamp: MonotonicInstant, sequence: UInt64?, periods: Int,
-                                refreshIndex: UInt64, now: MonotonicInstant) {
+    private mutating func began(
+        timestamp: MonotonicInstant, sequence: UInt64?, periods: Int,
+        refreshIndex: UInt64, now: MonotonicInstant
+    ) {
         callbackVblank = timestamp
         callbackSequence = sequence
         callbackExpected = timestamp + period * periods

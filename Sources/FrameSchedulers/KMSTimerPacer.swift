@@ -144,9 +144,10 @@ public struct KMSTimerPacer: Sendable {
         lastTick = k
         callbackRefresh = refreshIndex
         let timestamp = time(ofTick: k)
-        let event = RefreshEvent(timestamp: timestamp, sequence: nil, refreshPeriod: period,
-                                 targetTimestamp: timestamp + period, provenance: .timerFallback,
-                                 followsStall: restarting)
+        let event = RefreshEvent(
+            timestamp: timestamp, sequence: nil, refreshPeriod: period,
+            targetTimestamp: timestamp + period, provenance: .timerFallback,
+            followsStall: restarting)
         restarting = false
         return event
     }

@@ -51,8 +51,9 @@ public struct RhythmEstimator: Sendable {
     /// unknown) and advertised refresh (0: unknown or variable, which makes the advertised period
     /// no reference from now on).
     mutating func recordPresentation(at time: MonotonicInstant, sequence: UInt64?, advertisedRefresh: Nanoseconds) {
-        timeline.recordPresentation(at: time, sequence: sequence,
-                                    advertisedRefresh: advertisedRefresh.value > 0 ? advertisedRefresh : .zero)
+        timeline.recordPresentation(
+            at: time, sequence: sequence,
+            advertisedRefresh: advertisedRefresh.value > 0 ? advertisedRefresh : .zero)
     }
 
     /// A feedback reported this advertised refresh (0: variable refresh).
@@ -90,8 +91,10 @@ public struct RhythmEstimator: Sendable {
     /// frames, not vblanks) says the `seq` is no such counter, and it is ignored. Either way the
     /// interval per refresh must pass the same bounds as one measured by time.
     @discardableResult
-    mutating func learnInterval(to time: MonotonicInstant, sequence: UInt64?, refreshIndex: UInt64?,
-                                        stride: Int = 1) -> Bool {
+    mutating func learnInterval(
+        to time: MonotonicInstant, sequence: UInt64?, refreshIndex: UInt64?,
+        stride: Int = 1
+    ) -> Bool {
         defer {
             if previousPresentation.map({ time > $0.time }) ?? true {
                 previousPresentation = (time, sequence, refreshIndex)
@@ -103,12 +106,14 @@ public struct RhythmEstimator: Sendable {
         // Refreshes covered: the skipped ones between (one vblank each) and this one's stride.
         var refreshes = Int64(max(1, stride))
         if let refreshIndex, let before = previous.refreshIndex, refreshIndex > before,
-           refreshIndex &- before <= RhythmEstimator.maximumCountedGap {
+            refreshIndex &- before <= RhythmEstimator.maximumCountedGap
+        {
             refreshes += Int64(refreshIndex &- before) - 1
         }
         var elapsed = span / refreshes
         if let sequence, let before = previous.sequence, sequence > before, sequence &- before <= 16,
-           Int64(sequence &- before) >= refreshes {
+            Int64(sequence &- before) >= refreshes
+        {
             // The compositor counted the vblanks: the interval per vblank.
             elapsed = span / Int64(sequence &- before)
         }
@@ -135,14 +140,14 @@ public struct RhythmEstimator: Sendable {
         return accepted
     }
 
-
     /// Whether `elapsed` is 2 or more whole periods (within an eighth of one) of an advertised
     /// period that the measurement agrees with: missed refreshes (a client slower than the
     /// display), not a new rhythm, so they do not count towards measuring afresh.
     private func isWholeMultipleOfReliablePeriod(_ elapsed: Int64) -> Bool {
         let advertised = timeline.advertisedPeriod.value
         guard !isAdvertisedPeriodUnreliable, advertised >= RhythmEstimator.minimumPeriod.value,
-              intervals.count == 0 || abs(intervals.median - advertised) <= advertised / 8 else { return false }
+            intervals.count == 0 || abs(intervals.median - advertised) <= advertised / 8
+        else { return false }
         let periods = (elapsed + advertised / 2) / advertised
         return periods >= 2 && abs(elapsed - periods * advertised) <= advertised / 8
     }

@@ -8,9 +8,11 @@ extension WaylandRefreshScheduler {
     /// refresh: 5 for an interval of 10, not 8) when striding saves wake-ups, else 1.
     public var stride: Int {
         guard isTimingCommits, !isStridingUseless, isPeriodMeasured, timeline.latest != nil,
-              let depth = learnedDepth else { return 1 }
-        let stride = WaylandRefreshScheduler.largestDivisor(of: linkFrameInterval,
-                                                            atMost: WaylandRefreshScheduler.maximumStride)
+            let depth = learnedDepth
+        else { return 1 }
+        let stride = WaylandRefreshScheduler.largestDivisor(
+            of: linkFrameInterval,
+            atMost: WaylandRefreshScheduler.maximumStride)
         return stride > depth ? stride : 1
     }
 

@@ -61,8 +61,9 @@ extension WaylandRefreshScheduler {
         lastActivity = now
         let timestamp = notBeforeLast(now)
         let steps = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
-        return makeRefresh(timestamp: timestamp, steps: steps, target: saturatingAdd(timestamp, period),
-                           provenance: .frameCallbackEstimate, followsStall: false, stride: 1)
+        return makeRefresh(
+            timestamp: timestamp, steps: steps, target: saturatingAdd(timestamp, period),
+            provenance: .frameCallbackEstimate, followsStall: false, stride: 1)
     }
 
     // MARK: Suspension

@@ -33,9 +33,11 @@ extension WaylandRefreshScheduler {
     /// `CLOCK_MONOTONIC`), received at `receivedAt`, with the protocol's `flags`. `sequence` 0
     /// means unknown; `advertisedRefresh` 0 means unknown or variable (the period then comes from
     /// measurement only). Returns what to deliver to the links (nil for an unknown slot).
-    public mutating func presented(slot: Int, at time: MonotonicInstant, receivedAt: MonotonicInstant,
-                                   sequence: UInt64, advertisedRefresh: Nanoseconds,
-                                   flags: PresentationFlags = []) -> PresentationFeedback? {
+    public mutating func presented(
+        slot: Int, at time: MonotonicInstant, receivedAt: MonotonicInstant,
+        sequence: UInt64, advertisedRefresh: Nanoseconds,
+        flags: PresentationFlags = []
+    ) -> PresentationFeedback? {
         guard let entry = takeSlot(slot) else { return nil }
         feedbackCount += 1
         if entry.refreshIndex == outstandingRequestIndex { outstandingCommitApplied = true }
@@ -48,8 +50,9 @@ extension WaylandRefreshScheduler {
                 rhythm.learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time, extraPeriods: entry.extraPeriods)
             }
         }
-        return PresentationFeedback(refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
-                                    flags: flags, commitTarget: entry.commitTarget)
+        return PresentationFeedback(
+            refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
+            flags: flags, commitTarget: entry.commitTarget)
     }
 
     /// The feedback filed under `slot` reported its frame discarded.
@@ -80,9 +83,10 @@ extension WaylandRefreshScheduler {
     /// shell destroys its proxy and reuses the slot.
     mutating func fileFeedback(refreshIndex: UInt64, commitTarget: MonotonicInstant?, stride: Int) -> Int {
         let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
-        slots[slot] = Slot(inUse: true, refreshIndex: refreshIndex, knownAtDraw: timeline.latest,
-                           commitTarget: commitTarget, stride: stride,
-                           extraPeriods: extraPeriods(forStride: stride))
+        slots[slot] = Slot(
+            inUse: true, refreshIndex: refreshIndex, knownAtDraw: timeline.latest,
+            commitTarget: commitTarget, stride: stride,
+            extraPeriods: extraPeriods(forStride: stride))
         return slot
     }
 

@@ -41,7 +41,8 @@ extension WaylandRefreshScheduler {
     /// the release did not wake the compositor). Nil: the rule does not apply.
     private var heldTarget: MonotonicInstant? {
         guard configuration.timesCommits, configuration.fallsBackFromHeldCommits, hasOutstandingFrameCallback,
-              isActive, !isFailed, !isSuspended, !isOffAllOutputs else { return nil }
+            isActive, !isFailed, !isSuspended, !isOffAllOutputs
+        else { return nil }
         if isTimingCommits { return outstandingCommitApplied ? nil : outstandingCommitTarget }
         return releaseTarget
     }

@@ -63,7 +63,8 @@ extension WaylandRefreshScheduler {
                 provenance = .presentationFeedback
                 compositorSequence = timeline.latestSequence
             } else if !isNew || firstAfterStart, let estimate = rhythm.extrapolatedPresentation(at: arrival),
-                      isAfterLastTimestamp(estimate) {
+                isAfterLastTimestamp(estimate)
+            {
                 // No news since the last refresh (feedback late or lost): the rhythm's latest vblank.
                 timestamp = estimate
             } else if latest != nil, let lastTimestamp {
@@ -85,8 +86,9 @@ extension WaylandRefreshScheduler {
 
         var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
         let stride = firstAfterStart ? 1 : self.stride
-        let target = saturatingAdd(rhythm.predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending),
-                                   Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride))))
+        let target = saturatingAdd(
+            rhythm.predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending),
+            Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride))))
         if let given = compositorSequence, let previous = lastCompositorSequence {
             // The compositor's count wins when it agrees with the time to within one refresh.
             let step = given &- previous
@@ -97,12 +99,15 @@ extension WaylandRefreshScheduler {
         // A half step is off the rhythm: refreshes after it are counted from the one before it.
         let keepAnchor = isHalfStep
         defer { if !keepAnchor { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) } }
-        return makeRefresh(timestamp: timestamp, steps: steps, target: target,
-                           provenance: provenance, followsStall: followsStall, stride: stride)
+        return makeRefresh(
+            timestamp: timestamp, steps: steps, target: target,
+            provenance: provenance, followsStall: followsStall, stride: stride)
     }
 
-    mutating func makeRefresh(timestamp: MonotonicInstant, steps: UInt64, target: MonotonicInstant,
-                              provenance: TimestampProvenance, followsStall: Bool, stride: Int) -> Refresh {
+    mutating func makeRefresh(
+        timestamp: MonotonicInstant, steps: UInt64, target: MonotonicInstant,
+        provenance: TimestampProvenance, followsStall: Bool, stride: Int
+    ) -> Refresh {
         lastTimestamp = timestamp
         lastSequence &+= max(1, steps)
         let index = nextRefreshIndex
@@ -127,12 +132,14 @@ extension WaylandRefreshScheduler {
                 feedbackSlot = fileFeedback(refreshIndex: index, commitTarget: commitTarget, stride: stride)
             }
         }
-        let event = RefreshEvent(timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
-                                 targetTimestamp: target, provenance: provenance, followsStall: followsStall)
+        let event = RefreshEvent(
+            timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
+            targetTimestamp: target, provenance: provenance, followsStall: followsStall)
         // FIFO: compositor-paced refreshes once mapped; never a timer tick (see <doc:WaylandScheduling>).
         let fifo = timeline.latest != nil && provenance != .timerFallback
-        return Refresh(event: event, index: index, requestsFrameCallback: requestsCallback, feedbackSlot: feedbackSlot,
-                       commitTarget: commitTarget, setsFifoBarrier: fifo, stride: stride)
+        return Refresh(
+            event: event, index: index, requestsFrameCallback: requestsCallback, feedbackSlot: feedbackSlot,
+            commitTarget: commitTarget, setsFifoBarrier: fifo, stride: stride)
     }
 
     // MARK: Counting and time arithmetic

@@ -38,9 +38,11 @@ extension WaylandRefreshScheduler {
         lastCompositorSequence = nil
         defer { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) }
         // Keeps (or makes) a frame request outstanding so the compositor can resume pacing us.
-        return .fallbackTick(makeRefresh(timestamp: timestamp, steps: steps,
-                                         target: saturatingAdd(timestamp, period), provenance: .timerFallback,
-                                         followsStall: false, stride: 1))
+        return .fallbackTick(
+            makeRefresh(
+                timestamp: timestamp, steps: steps,
+                target: saturatingAdd(timestamp, period), provenance: .timerFallback,
+                followsStall: false, stride: 1))
     }
 
     /// The connection failed: nothing is outstanding, and nothing more happens.

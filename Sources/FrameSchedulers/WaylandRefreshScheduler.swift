@@ -27,9 +27,11 @@ public struct WaylandRefreshScheduler: Sendable {
         /// timed commits are kept whatever the compositor does).
         public var fallsBackFromHeldCommits: Bool
 
-        public init(usesPresentation: Bool = true, stallTimeout: Nanoseconds = Nanoseconds(500_000_000),
-                    fallbackTickInterval: Nanoseconds? = nil, timesCommits: Bool = false,
-                    fallsBackFromHeldCommits: Bool = true) {
+        public init(
+            usesPresentation: Bool = true, stallTimeout: Nanoseconds = Nanoseconds(500_000_000),
+            fallbackTickInterval: Nanoseconds? = nil, timesCommits: Bool = false,
+            fallsBackFromHeldCommits: Bool = true
+        ) {
             self.usesPresentation = usesPresentation
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval

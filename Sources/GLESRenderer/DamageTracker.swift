@@ -69,8 +69,10 @@ struct DamageTracker {
     /// new, see ``frameChanged(width:height:clearColor:)``) and returns what a buffer of age `age`
     /// needs redrawn for it (1: the buffer holds the previous frame; 0: unknown). `forced`, when
     /// given, is redrawn whatever the age.
-    mutating func record(changed: Bounds, width: Int32, height: Int32, clearColor: RGBA,
-                         age: Int, forced: Bounds? = nil) -> Bounds {
+    mutating func record(
+        changed: Bounds, width: Int32, height: Int32, clearColor: RGBA,
+        age: Int, forced: Bounds? = nil
+    ) -> Bounds {
         let thisFrame = frameChanged(width: width, height: height, clearColor: clearColor) ? Bounds.everything : changed
         var redraw = thisFrame
         if let forced {

@@ -140,8 +140,9 @@ enum GLResources {
         glGenTextures(1, &texture)
         glBindTexture(GLenum(GL_TEXTURE_2D), texture)
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-        glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GL_ALPHA, atlas.width, atlas.height, 0, GLenum(GL_ALPHA),
-                     GLenum(GL_UNSIGNED_BYTE), atlas.pixels)
+        glTexImage2D(
+            GLenum(GL_TEXTURE_2D), 0, GL_ALPHA, atlas.width, atlas.height, 0, GLenum(GL_ALPHA),
+            GLenum(GL_UNSIGNED_BYTE), atlas.pixels)
         setNearestClamped()
         return texture
     }
@@ -167,8 +168,10 @@ enum GLResources {
     /// `cornerBuffer`, and each of `attributes` (location, components, first float) per instance
     /// from `instanceBuffer`, `floats` floats an instance; `upload`, when given, is streamed into
     /// `instanceBuffer` first. Leaves the attributes disabled and their divisors 0.
-    static func drawInstanced(count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], cornerBuffer: GLuint,
-                              instanceBuffer: GLuint, upload: ContiguousArray<Float>?) {
+    static func drawInstanced(
+        count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], cornerBuffer: GLuint,
+        instanceBuffer: GLuint, upload: ContiguousArray<Float>?
+    ) {
         glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
         glEnableVertexAttribArray(0)
         glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), 0, nil)
@@ -178,8 +181,9 @@ enum GLResources {
         let stride = GLsizei(floats * 4)
         for (location, components, first) in attributes {
             glEnableVertexAttribArray(location)
-            glVertexAttribPointer(location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
-                                  UnsafeRawPointer(bitPattern: first * 4))
+            glVertexAttribPointer(
+                location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
+                UnsafeRawPointer(bitPattern: first * 4))
             glVertexAttribDivisor(location, 1)
         }
         glDrawArraysInstanced(GLenum(GL_TRIANGLE_STRIP), 0, 4, GLsizei(count))
@@ -195,8 +199,10 @@ enum GLResources {
     /// corner (2 floats) followed by the instance's `floats` floats, in `buffer`. `upload`, when
     /// given, is expanded into `scratch` (storage reused) and streamed into `buffer` first.
     /// `attributes` as in ``drawInstanced(count:floats:attributes:cornerBuffer:instanceBuffer:upload:)``.
-    static func drawExpanded(count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], buffer: GLuint,
-                             upload: ContiguousArray<Float>?, scratch: inout ContiguousArray<Float>) {
+    static func drawExpanded(
+        count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], buffer: GLuint,
+        upload: ContiguousArray<Float>?, scratch: inout ContiguousArray<Float>
+    ) {
         let vertexFloats = 2 + floats
         glBindBuffer(GLenum(GL_ARRAY_BUFFER), buffer)
         if let data = upload {
@@ -215,8 +221,9 @@ enum GLResources {
         glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride, nil)
         for (location, components, first) in attributes {
             glEnableVertexAttribArray(location)
-            glVertexAttribPointer(location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
-                                  UnsafeRawPointer(bitPattern: (2 + first) * 4))
+            glVertexAttribPointer(
+                location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
+                UnsafeRawPointer(bitPattern: (2 + first) * 4))
         }
         glDrawArrays(GLenum(GL_TRIANGLES), 0, GLsizei(count * 6))
         glDisableVertexAttribArray(0)

@@ -37,7 +37,7 @@ public final class GlyphAtlas {
     public static let defaultFontPaths = [
         "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
         "/usr/share/fonts/TTF/DejaVuSans.ttf",
-        "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/dejavu/DejaVuSans.ttf"
     ]
 
     public let width: Int32
@@ -89,15 +89,19 @@ public final class GlyphAtlas {
                         for column in 0..<Int(w) { pixels[destination + column] = source[column] }
                     }
                 }
-                glyphs.append(Glyph(atlasX: penX, atlasY: penY, width: w, height: h,
-                                    bearingX: slot.bitmap_left, bearingY: slot.bitmap_top,
-                                    advance: Int32(slot.advance.x >> 6)))
+                glyphs.append(
+                    Glyph(
+                        atlasX: penX, atlasY: penY, width: w, height: h,
+                        bearingX: slot.bitmap_left, bearingY: slot.bitmap_top,
+                        advance: Int32(slot.advance.x >> 6)))
                 penX += w + 1
                 shelfHeight = max(shelfHeight, h)
             }
-            faces.append(Face(pixelSize: pixelSize, ascender: Int32(metrics.ascender >> 6),
-                              descender: Int32(metrics.descender >> 6), lineHeight: Int32(metrics.height >> 6),
-                              glyphs: glyphs))
+            faces.append(
+                Face(
+                    pixelSize: pixelSize, ascender: Int32(metrics.ascender >> 6),
+                    descender: Int32(metrics.descender >> 6), lineHeight: Int32(metrics.height >> 6),
+                    glyphs: glyphs))
         }
     }
 

@@ -4,8 +4,10 @@
 enum InstanceEncoder {
     /// Appends a rectangle: x y w h r g b a radius.
     @inline(__always)
-    static func appendRect(x: Float, y: Float, width: Float, height: Float, color: RGBA, cornerRadius: Float,
-                           to data: inout ContiguousArray<Float>) {
+    static func appendRect(
+        x: Float, y: Float, width: Float, height: Float, color: RGBA, cornerRadius: Float,
+        to data: inout ContiguousArray<Float>
+    ) {
         data.append(x); data.append(y); data.append(width); data.append(height)
         data.append(color.r); data.append(color.g); data.append(color.b); data.append(color.a)
         data.append(cornerRadius)
@@ -23,9 +25,11 @@ enum InstanceEncoder {
     /// Lays out ASCII text with its baseline starting at (x, baseline): calls `place` with each
     /// glyph that has pixels and its top-left and size (x, y, w, h), and returns the advance width.
     @inline(__always)
-    static func layOutText<C: Collection>(_ text: C, face: GlyphAtlas.Face, x: Float, baseline: Float,
-                                          _ place: (GlyphAtlas.Glyph, Float, Float, Float, Float) -> Void) -> Float
-        where C.Element == UInt8 {
+    static func layOutText<C: Collection>(
+        _ text: C, face: GlyphAtlas.Face, x: Float, baseline: Float,
+        _ place: (GlyphAtlas.Glyph, Float, Float, Float, Float) -> Void
+    ) -> Float
+    where C.Element == UInt8 {
         var pen = x
         for byte in text {
             let g = face.glyph(byte)

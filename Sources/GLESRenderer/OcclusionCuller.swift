@@ -36,8 +36,10 @@ struct OcclusionCuller {
     /// Appends to `visible`, in drawing order, the rectangles of the next layer (front to back)
     /// that are not hidden, and returns how many are. `marksCover`: whether this layer's opaque
     /// insides hide what is behind them (false for a clipped layer, whose clip may cut them).
-    mutating func cull(_ rects: ContiguousArray<Float>, marksCover marks: Bool,
-                       into visible: inout ContiguousArray<Float>) -> Int {
+    mutating func cull(
+        _ rects: ContiguousArray<Float>, marksCover marks: Bool,
+        into visible: inout ContiguousArray<Float>
+    ) -> Int {
         let count = rects.count / OcclusionCuller.rectFloats
         guard count > 0 else { return 0 }
         let cell = OcclusionCuller.cell, columns = columns, rows = rows

@@ -21,9 +21,11 @@ extension Renderer {
         let layer = warmUpLayer ?? makeLayer(reserving: 8)
         warmUpLayer = layer
         let red = RGBA(1, 0, 0, 0.5)
-        for rect in [Rect(x: -10, y: h / 2, width: 20, height: 20), Rect(x: w - 10, y: h / 2, width: 20, height: 20),
-                     Rect(x: w / 2, y: -10, width: 20, height: 20), Rect(x: w / 2, y: h - 10, width: 20, height: 20),
-                     Rect(x: -10, y: -10, width: w + 20, height: h + 20), Rect(x: 10, y: 10, width: 20, height: 20)] {
+        for rect in [
+            Rect(x: -10, y: h / 2, width: 20, height: 20), Rect(x: w - 10, y: h / 2, width: 20, height: 20),
+            Rect(x: w / 2, y: -10, width: 20, height: 20), Rect(x: w / 2, y: h - 10, width: 20, height: 20),
+            Rect(x: -10, y: -10, width: w + 20, height: h + 20), Rect(x: 10, y: 10, width: 20, height: 20)
+        ] {
             addRect(layer, rect, color: red, cornerRadius: 4)
         }
         addRect(layer, Rect(x: w / 2 - 10, y: h / 2 - 10, width: 20, height: 20), color: RGBA(1, 0, 0, 1), cornerRadius: 4)

@@ -207,8 +207,9 @@ public final class Renderer {
     /// A filled rectangle with rounded corners (radius in pixels; 0 for square corners).
     public func addRect(_ layer: LayerID, _ rect: Rect, color: RGBA, cornerRadius: Float = 0) {
         guard isVisible(layer, rect.x, rect.y, rect.width, rect.height) else { return }
-        InstanceEncoder.appendRect(x: rect.x, y: rect.y, width: rect.width, height: rect.height, color: color,
-                                   cornerRadius: cornerRadius, to: &layers[layer].rects)
+        InstanceEncoder.appendRect(
+            x: rect.x, y: rect.y, width: rect.width, height: rect.height, color: color,
+            cornerRadius: cornerRadius, to: &layers[layer].rects)
         layers[layer].bounds.add(rect.x, rect.y, rect.width, rect.height)
         layers[layer].area += rect.width * rect.height
     }
@@ -216,8 +217,10 @@ public final class Renderer {
     /// ASCII text with its baseline starting at (x, baseline), in atlas face `face`.
     /// Returns the advance width drawn.
     @discardableResult
-    public func addText<C: Collection>(_ layer: LayerID, _ text: C, x: Float, baseline: Float, face: Int,
-                                       color: RGBA) -> Float where C.Element == UInt8 {
+    public func addText<C: Collection>(
+        _ layer: LayerID, _ text: C, x: Float, baseline: Float, face: Int,
+        color: RGBA
+    ) -> Float where C.Element == UInt8 {
         InstanceEncoder.layOutText(text, face: atlas.faces[face], x: x, baseline: baseline) { glyph, gx, gy, w, h in
             guard isVisible(layer, gx, gy, w, h) else { return }
             InstanceEncoder.appendGlyph(glyph, x: gx, y: gy, color: color, to: &layers[layer].glyphs)
@@ -253,8 +256,10 @@ public final class Renderer {
             if glyphsChanged { layers[i].glyphsStale = true }
             if rectsChanged || glyphsChanged {
                 layers[i].cacheValid = false
-                changed.add(DamageTracker.layerChange(bounds: layers[i].bounds, previousBounds: layers[i].previousBounds,
-                                                      clip: layers[i].clip))
+                changed.add(
+                    DamageTracker.layerChange(
+                        bounds: layers[i].bounds, previousBounds: layers[i].previousBounds,
+                        clip: layers[i].clip))
             }
         }
         if let moved = backdrop?.updateRing(width: width, height: height) { changed.add(moved) }
@@ -262,8 +267,9 @@ public final class Renderer {
 
         // What this buffer needs: the changes of the frames since it was drawn.
         let age = forcedRedraw != nil || !usesPartialRedraw ? 0 : (givenAge ?? EGLCurrentSurface.bufferAge())
-        let redraw = damageTracker.record(changed: changed, width: width, height: height, clearColor: clearColor,
-                                          age: age, forced: forcedRedraw)
+        let redraw = damageTracker.record(
+            changed: changed, width: width, height: height, clearColor: clearColor,
+            age: age, forced: forcedRedraw)
 
         prepareCacheTargets()
 
@@ -289,7 +295,8 @@ public final class Renderer {
             area += layers[i].area
         }
         let overdraw = area / max(1, Float(width) * Float(height))
-        let depthStep = usesDepthPass && usesInstancing && overdraw >= depthPassMinimumOverdraw
+        let depthStep =
+            usesDepthPass && usesInstancing && overdraw >= depthPassMinimumOverdraw
             ? clipDepthStep(instances: instances) : 0
         usedDepthPass = depthStep > 0
         hiddenRects = 0
@@ -306,7 +313,9 @@ public final class Renderer {
             if layers[i].visible != layers[i].previousVisible { layers[i].rectsStale = true; layers[i].opaqueStale = true }
             layers[i].depthBase = instances
             // A cached layer is one quad.
-            instances += layers[i].cached ? 1
+            instances +=
+                layers[i].cached
+                ? 1
                 : layers[i].visible.count / Renderer.rectFloats + layers[i].glyphs.count / Renderer.glyphFloats
         }
         // Cached layers whose texture is out of date are drawn into it first.
@@ -442,8 +451,9 @@ public final class Renderer {
         let count = layers[i].opaque.count / Renderer.opaqueFloats
         guard count > 0 else { layers[i].opaqueStale = false; return }
         opaqueProgram.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
-        draw(data: layers[i].opaque, count: count, floats: Renderer.opaqueFloats, buffer: layers[i].opaqueBuffer,
-             upload: layers[i].opaqueStale, attributes: Renderer.opaqueAttributes)
+        draw(
+            data: layers[i].opaque, count: count, floats: Renderer.opaqueFloats, buffer: layers[i].opaqueBuffer,
+            upload: layers[i].opaqueStale, attributes: Renderer.opaqueAttributes)
         layers[i].opaqueStale = false
         opaqueDrawCalls += 1
         drawCalls -= 1
@@ -454,8 +464,9 @@ public final class Renderer {
         let count = data.count / Renderer.rectFloats
         guard count > 0 else { layers[i].rectsStale = false; return }
         programs.rect.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
-        draw(data: data, count: count, floats: Renderer.rectFloats, buffer: layers[i].rectBuffer, upload: layers[i].rectsStale,
-             attributes: Renderer.rectAttributes)
+        draw(
+            data: data, count: count, floats: Renderer.rectFloats, buffer: layers[i].rectBuffer, upload: layers[i].rectsStale,
+            attributes: Renderer.rectAttributes)
         layers[i].rectsStale = false
     }
 
@@ -463,11 +474,13 @@ public final class Renderer {
         let data = layers[i].glyphs
         let count = data.count / Renderer.glyphFloats
         guard count > 0 else { layers[i].glyphsStale = false; return }
-        programs.useGlyphs(viewport: (Float(width), Float(height)),
-                           depth: (Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep),
-                           atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
-        draw(data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: layers[i].glyphsStale,
-             attributes: Renderer.glyphAttributes)
+        programs.useGlyphs(
+            viewport: (Float(width), Float(height)),
+            depth: (Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep),
+            atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+        draw(
+            data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: layers[i].glyphsStale,
+            attributes: Renderer.glyphAttributes)
         layers[i].glyphsStale = false
     }
 
@@ -479,14 +492,18 @@ public final class Renderer {
 
     /// Draws `count` instances: instanced on GLES 3, expanded to triangles on GLES 2.
     /// `attributes`: (location, components, first float) of each per-instance attribute.
-    private func draw(data: ContiguousArray<Float>, count: Int, floats: Int, buffer: GLuint, upload: Bool,
-                      attributes: [(GLuint, GLint, Int)]) {
+    private func draw(
+        data: ContiguousArray<Float>, count: Int, floats: Int, buffer: GLuint, upload: Bool,
+        attributes: [(GLuint, GLint, Int)]
+    ) {
         if usesInstancing {
-            GLResources.drawInstanced(count: count, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
-                                      instanceBuffer: buffer, upload: upload ? data : nil)
+            GLResources.drawInstanced(
+                count: count, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
+                instanceBuffer: buffer, upload: upload ? data : nil)
         } else {
-            GLResources.drawExpanded(count: count, floats: floats, attributes: attributes, buffer: buffer,
-                                     upload: upload ? data : nil, scratch: &expanded)
+            GLResources.drawExpanded(
+                count: count, floats: floats, attributes: attributes, buffer: buffer,
+                upload: upload ? data : nil, scratch: &expanded)
         }
         if upload { uploads += 1 }
         drawCalls += 1

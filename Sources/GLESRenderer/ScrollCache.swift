@@ -149,15 +149,16 @@ public final class ScrollCache {
     /// ``Renderer/addRect(_:_:color:cornerRadius:)``).
     public func addRect(_ rect: Rect, color: RGBA, cornerRadius: Float = 0) {
         guard shows(rect.x, rect.y, rect.width, rect.height) else { return }
-        InstanceEncoder.appendRect(x: rect.x - Float(pixelClip.0), y: rect.y - Float(pixelClip.1) + Float(offset),
-                                   width: rect.width, height: rect.height, color: color, cornerRadius: cornerRadius, to: &rects)
+        InstanceEncoder.appendRect(
+            x: rect.x - Float(pixelClip.0), y: rect.y - Float(pixelClip.1) + Float(offset),
+            width: rect.width, height: rect.height, color: color, cornerRadius: cornerRadius, to: &rects)
     }
 
     /// ASCII text, in screen pixels at this frame's offset (as
     /// ``Renderer/addText(_:_:x:baseline:face:color:)``). Returns the advance width.
     @discardableResult
     public func addText<C: Collection>(_ text: C, x: Float, baseline: Float, face: Int, color: RGBA) -> Float
-        where C.Element == UInt8 {
+    where C.Element == UInt8 {
         let dx = Float(pixelClip.0), dy = Float(offset) - Float(pixelClip.1)
         return InstanceEncoder.layOutText(text, face: atlas.faces[face], x: x, baseline: baseline) { glyph, gx, gy, w, h in
             guard shows(gx, gy, w, h) else { return }
@@ -182,14 +183,16 @@ public final class ScrollCache {
             }
         }
         guard w > 0, h > 0, ringWidth == w, ringHeight == h, scratchWidth > 0,
-              cx >= 0, cy >= 0, cx + w <= width, cy + h <= height else {
+            cx >= 0, cy >= 0, cx + w <= width, cy + h <= height
+        else {
             // Nothing to draw (or no storage for it): the clip shows the clear colour.
             rowsDrawn = 0
             ringOffset = nil
             return nil
         }
-        let runs = ScrollRowDiff.rowsToRedraw(offset: offset, height: Int(h), ringOffset: ringClear == clearColor ? ringOffset : nil,
-                                              rects: rects, ringRects: ringRects, glyphs: glyphs, ringGlyphs: ringGlyphs)
+        let runs = ScrollRowDiff.rowsToRedraw(
+            offset: offset, height: Int(h), ringOffset: ringClear == clearColor ? ringOffset : nil,
+            rects: rects, ringRects: ringRects, glyphs: glyphs, ringGlyphs: ringGlyphs)
         let count = runs.count
         let moved = ringOffset != offset
         ringOffset = offset
@@ -225,8 +228,9 @@ public final class ScrollCache {
                     // sampling every pixel with a shader; a one-row blit is a straight copy
                     // (memcpy of the row).
                     for i in 0..<(r1 - r0) {
-                        glBlitFramebuffer(cx, height - t0 - i - 1, cx + w, height - t0 - i, 0, r0 + i, w, r0 + i + 1,
-                                          GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
+                        glBlitFramebuffer(
+                            cx, height - t0 - i - 1, cx + w, height - t0 - i, 0, r0 + i, w, r0 + i + 1,
+                            GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
                     }
                     rowsDrawn += end - y
                     y = end
@@ -316,8 +320,9 @@ public final class ScrollCache {
             for (x, y) in places {
                 strip.append(contentsOf: [x, y, gw, gh, 0.5, 0, 0, 0.5, Float(g.atlasX), Float(g.atlasY), gw, gh])
             }
-            programs.useGlyphs(viewport: (w, h), depth: (0, 0), atlasSize: (Float(atlas.width), Float(atlas.height)),
-                               atlasTexture: atlasTexture)
+            programs.useGlyphs(
+                viewport: (w, h), depth: (0, 0), atlasSize: (Float(atlas.width), Float(atlas.height)),
+                atlasTexture: atlasTexture)
             drawGathered(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
@@ -342,8 +347,9 @@ public final class ScrollCache {
             drawGathered(floats: ScrollCache.rectFloats, attributes: RectGlyphPrograms.rectAttributes)
         }
         if gather(glyphs, stride: ScrollCache.glyphFloats, dx: dx, shift: shift, y0, y1) > 0 {
-            programs.useGlyphs(viewport: (Float(scratchWidth), Float(scratchHeight)), depth: (0, 0),
-                               atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+            programs.useGlyphs(
+                viewport: (Float(scratchWidth), Float(scratchHeight)), depth: (0, 0),
+                atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
             drawGathered(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
         }
     }
@@ -365,8 +371,9 @@ public final class ScrollCache {
 
     /// Draws the instances ``gather(_:stride:dx:shift:_:_:)`` put in ``strip``.
     private func drawGathered(floats: Int, attributes: [(GLuint, GLint, Int)]) {
-        GLResources.drawInstanced(count: strip.count / floats, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
-                                  instanceBuffer: instanceBuffer, upload: strip)
+        GLResources.drawInstanced(
+            count: strip.count / floats, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
+            instanceBuffer: instanceBuffer, upload: strip)
     }
 
     /// The renderer's clear of what it redraws, `region` (pixels, top-left origin: x0 y0 x1 y1,
@@ -421,8 +428,9 @@ public final class ScrollCache {
             let s0 = max(screenTop, region.1), s1 = min(screenBottom, region.3)
             guard s0 < s1 else { return }
             let r0 = ringTop + (s0 - screenTop), r1 = r0 + (s1 - s0)
-            glBlitFramebuffer(x0 - cx, r1, x1 - cx, r0, x0, height - s1, x1, height - s0,
-                              GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
+            glBlitFramebuffer(
+                x0 - cx, r1, x1 - cx, r0, x0, height - s1, x1, height - s0,
+                GLbitfield(GL_COLOR_BUFFER_BIT), GLenum(GL_NEAREST))
         }
         copy(screenTop: cy, screenBottom: cy + h - split, ringTop: split)
         copy(screenTop: cy + h - split, screenBottom: cy + h, ringTop: 0)

@@ -32,9 +32,11 @@ enum ScrollRowDiff {
     /// The rows to redraw for a window `height` rows high at `offset`, when the ring holds the
     /// window at `ringOffset` (nil: nothing usable; everything is redrawn) with the instances
     /// `ringRects` and `ringGlyphs`, and this frame's are `rects` and `glyphs`.
-    static func rowsToRedraw(offset: Int, height: Int, ringOffset: Int?,
-                             rects: ContiguousArray<Float>, ringRects: ContiguousArray<Float>,
-                             glyphs: ContiguousArray<Float>, ringGlyphs: ContiguousArray<Float>) -> RowRuns {
+    static func rowsToRedraw(
+        offset: Int, height: Int, ringOffset: Int?,
+        rects: ContiguousArray<Float>, ringRects: ContiguousArray<Float>,
+        glyphs: ContiguousArray<Float>, ringGlyphs: ContiguousArray<Float>
+    ) -> RowRuns {
         let window = (offset, offset + height)
         var runs = RowRuns()
         guard let old = ringOffset, abs(old - offset) < height else {
@@ -63,8 +65,10 @@ enum ScrollRowDiff {
     /// out at the top, or no longer shown by the clip) changes no row the ring holds, so a row
     /// leaving at the top and a row entering at the bottom make two short runs, not one over the
     /// whole window.
-    static func changedRows(_ current: ContiguousArray<Float>, _ previous: ContiguousArray<Float>, stride: Int,
-                            within window: (Float, Float), _ lo: inout Float, _ hi: inout Float) {
+    static func changedRows(
+        _ current: ContiguousArray<Float>, _ previous: ContiguousArray<Float>, stride: Int,
+        within window: (Float, Float), _ lo: inout Float, _ hi: inout Float
+    ) {
         current.withUnsafeBufferPointer { c in
             previous.withUnsafeBufferPointer { p in
                 let n = c.count / stride, m = p.count / stride

@@ -71,12 +71,14 @@ struct ShaderProgram {
 
     private static func log(_ object: GLuint, isProgram: Bool) -> String {
         var length: GLint = 0
-        if isProgram { glGetProgramiv(object, GLenum(GL_INFO_LOG_LENGTH), &length) }
-        else { glGetShaderiv(object, GLenum(GL_INFO_LOG_LENGTH), &length) }
+        if isProgram {
+            glGetProgramiv(object, GLenum(GL_INFO_LOG_LENGTH), &length)
+        } else {
+            glGetShaderiv(object, GLenum(GL_INFO_LOG_LENGTH), &length)
+        }
         guard length > 1 else { return "(no log)" }
         var buffer = [GLchar](repeating: 0, count: Int(length))
-        if isProgram { glGetProgramInfoLog(object, length, nil, &buffer) }
-        else { glGetShaderInfoLog(object, length, nil, &buffer) }
+        if isProgram { glGetProgramInfoLog(object, length, nil, &buffer) } else { glGetShaderInfoLog(object, length, nil, &buffer) }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
@@ -97,11 +99,13 @@ enum Shaders {
     /// The dialect's words, the viewport uniform and `clip_position` (pixels, top-left origin,
     /// to clip space), shared by both vertex shaders.
     static func vertexHeader(_ dialect: Dialect) -> String {
-        let words = switch dialect {
-        case .es300: "#version 300 es\n#define IN in\n#define OUT out\n#define FLAT_OUT flat out\n"
-            + "#define INSTANCE_INDEX float(gl_InstanceID)\n"
-        case .es100: "#define IN attribute\n#define OUT varying\n#define FLAT_OUT varying\n#define INSTANCE_INDEX 0.0\n"
-        }
+        let words =
+            switch dialect {
+            case .es300:
+                "#version 300 es\n#define IN in\n#define OUT out\n#define FLAT_OUT flat out\n"
+                    + "#define INSTANCE_INDEX float(gl_InstanceID)\n"
+            case .es100: "#define IN attribute\n#define OUT varying\n#define FLAT_OUT varying\n#define INSTANCE_INDEX 0.0\n"
+            }
         return words + """
             uniform vec2 u_viewport;
             // x: the index of the draw's first instance in the frame's drawing order, y: the clip-space

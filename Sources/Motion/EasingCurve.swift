@@ -1,9 +1,9 @@
 // Math functions (exp, sin, cos) come from the C library the Swift toolchain always ships; this
 // module imports no project C module.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Easing curves: pure functions from progress in 0…1 to eased progress (0 at 0, 1 at 1).

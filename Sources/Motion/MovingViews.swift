@@ -1,9 +1,9 @@
 // Math functions (exp, sin, cos) come from the C library the Swift toolchain always ships; this
 // module imports no project C module.
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Many small views that move with constant acceleration, advanced exactly by delta time, and are
@@ -52,8 +52,10 @@ public struct MovingViews: Sendable {
     }
 
     /// Places a view explicitly (for tests).
-    public mutating func set(_ i: Int, x: Double, y: Double, vx: Double, vy: Double, ax: Double, ay: Double,
-                             lifetime: Double) {
+    public mutating func set(
+        _ i: Int, x: Double, y: Double, vx: Double, vy: Double, ax: Double, ay: Double,
+        lifetime: Double
+    ) {
         self.x[i] = x; self.y[i] = y; self.vx[i] = vx; self.vy[i] = vy
         self.ax[i] = ax; self.ay[i] = ay; age[i] = 0; self.lifetime[i] = lifetime
     }

@@ -123,13 +123,17 @@ public final class OffscreenDisplay: DisplaySurfaceBackend {
         let time = timestamp(ofRefresh: n)
         if let presented = presentedRefreshIndex {
             presentedRefreshIndex = nil
-            dispatcher.deliver(PresentationFeedback(refreshIndex: presented, outcome: .presented(at: time, sequence: n),
-                                                    flags: [.vsync, .hardwareClock, .hardwareCompletion]))
+            dispatcher.deliver(
+                PresentationFeedback(
+                    refreshIndex: presented, outcome: .presented(at: time, sequence: n),
+                    flags: [.vsync, .hardwareClock, .hardwareCompletion]))
             guard !isClosed else { return }
         }
         currentRefreshIndex = dispatcher.nextRefreshIndex
-        dispatcher.dispatch(RefreshEvent(timestamp: time, sequence: n, refreshPeriod: options.refreshRate.period,
-                                         targetTimestamp: timestamp(ofRefresh: n &+ 1), provenance: .hardwareVBlank))
+        dispatcher.dispatch(
+            RefreshEvent(
+                timestamp: time, sequence: n, refreshPeriod: options.refreshRate.period,
+                targetTimestamp: timestamp(ofRefresh: n &+ 1), provenance: .hardwareVBlank))
         // Whether or not the callbacks presented a frame, the next refresh follows at once.
         scheduleRefresh()
     }
@@ -183,14 +187,17 @@ public final class OffscreenDisplay: DisplaySurfaceBackend {
             EnvironmentEntry("presentation_clock", .string("virtual")),
             EnvironmentEntry("refresh_advertised", .number(options.refreshRate.hertz)),
             EnvironmentEntry("refresh_exact", .string(options.refreshRate.description)),
-            EnvironmentEntry("period_exact", .number(Double(options.refreshRate.periodNumerator) / 1e9
-                                                     / Double(options.refreshRate.periodDenominator))),
+            EnvironmentEntry(
+                "period_exact",
+                .number(
+                    Double(options.refreshRate.periodNumerator) / 1e9
+                        / Double(options.refreshRate.periodDenominator))),
             EnvironmentEntry("start_time", .number(options.startTime.seconds)),
             EnvironmentEntry("refreshes", .int(Int(clamping: refreshCount))),
             EnvironmentEntry("frames_presented", .int(framesPresented)),
             EnvironmentEntry("egl_vendor", .string(context.vendor)),
             EnvironmentEntry("egl_driver", context.driverName.map { .string($0) } ?? .unknown),
-            EnvironmentEntry("gles_version", .int(Int(context.glesMajorVersion))),
+            EnvironmentEntry("gles_version", .int(Int(context.glesMajorVersion)))
         ]
     }
 

@@ -31,8 +31,9 @@ public final class BounceScene: Scene {
         for i in 0..<views.count {
             let size = Float(views.size[i])
             let color = Palette.colors[Int(views.colorIndex[i]) % Palette.colors.count]
-            renderer.addRect(layer, Rect(x: Float(views.x[i]) - size / 2, y: Float(views.y[i]) - size / 2, width: size, height: size),
-                             color: color.withOpacity(Float(views.opacity(i))), cornerRadius: size / 4)
+            renderer.addRect(
+                layer, Rect(x: Float(views.x[i]) - size / 2, y: Float(views.y[i]) - size / 2, width: size, height: size),
+                color: color.withOpacity(Float(views.opacity(i))), cornerRadius: size / 4)
         }
     }
 }

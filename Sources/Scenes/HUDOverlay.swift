@@ -114,7 +114,8 @@ public final class HUDOverlay {
         let face = renderer.atlas.faces[HUDOverlay.face]
         let width = renderer.addText(layer, line.bytes, x: HUDOverlay.left, baseline: baseline, face: HUDOverlay.face, color: color)
         let top = baseline - Float(face.ascender) - 1
-        renderer.addRect(layer, Rect(x: HUDOverlay.left - 4, y: top, width: width + 8, height: Float(face.lineHeight) + 1),
-                         color: HUDOverlay.band, cornerRadius: 3)
+        renderer.addRect(
+            layer, Rect(x: HUDOverlay.left - 4, y: top, width: width + 8, height: Float(face.lineHeight) + 1),
+            color: HUDOverlay.band, cornerRadius: 3)
     }
 }

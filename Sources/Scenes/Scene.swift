@@ -37,6 +37,6 @@ public struct ScrollSample: Sendable, Hashable {
 enum Palette {
     static let colors: [RGBA] = [
         RGBA(0.96, 0.36, 0.27), RGBA(0.98, 0.69, 0.20), RGBA(0.55, 0.80, 0.30), RGBA(0.20, 0.72, 0.66),
-        RGBA(0.25, 0.55, 0.95), RGBA(0.56, 0.40, 0.90), RGBA(0.90, 0.35, 0.70), RGBA(0.95, 0.95, 0.95),
+        RGBA(0.25, 0.55, 0.95), RGBA(0.56, 0.40, 0.90), RGBA(0.90, 0.35, 0.70), RGBA(0.95, 0.95, 0.95)
     ]
 }

@@ -58,8 +58,10 @@ public final class ScrollScene: Scene, ListDataSource {
     ///   - cachesRows: draw rows through a `ScrollCache` where the context allows (GLES 3);
     ///     needs `pixelSnapping`.
     ///   - pixelSnapping: draw the list at whole-pixel offsets.
-    public init(renderer: Renderer, rows: Int, width: Int32, height: Int32, duration: Double,
-                curve: EasingCurve, delay: Double = 0, cachesRows: Bool = true, pixelSnapping: Bool = true) {
+    public init(
+        renderer: Renderer, rows: Int, width: Int32, height: Int32, duration: Double,
+        curve: EasingCurve, delay: Double = 0, cachesRows: Bool = true, pixelSnapping: Bool = true
+    ) {
         self.renderer = renderer
         self.pixelSnapping = pixelSnapping
         self.duration = duration
@@ -115,16 +117,18 @@ public final class ScrollScene: Scene, ListDataSource {
         // the eased offset is asked for too, and clipped).
         preparedRows = layout.rows(from: pixelOffset, to: drawOffset + layout.viewportHeight)
         for row in preparedRows { prepareRow(row) }
-        scrollSample = ScrollSample(offset: drawOffset, fraction: scroll.fraction,
-                                    firstRow: preparedRows.lowerBound,
-                                    lastRow: preparedRows.isEmpty ? preparedRows.lowerBound - 1 : preparedRows.upperBound - 1)
+        scrollSample = ScrollSample(
+            offset: drawOffset, fraction: scroll.fraction,
+            firstRow: preparedRows.lowerBound,
+            lastRow: preparedRows.isEmpty ? preparedRows.lowerBound - 1 : preparedRows.upperBound - 1)
         // A scroll bar: where the viewport is in the list.
         let content = max(layout.contentHeight, 1)
         let barHeight = max(24, viewport.height * Float(layout.viewportHeight / content))
         let travel = viewport.height - barHeight
         let position = layout.maxOffset > 0 ? Float(pixelOffset / layout.maxOffset) : 0
-        renderer.addRect(barLayer, Rect(x: viewport.x + viewport.width - 6, y: viewport.y + travel * position, width: 4, height: barHeight),
-                         color: RGBA(0, 0, 0, 0.35), cornerRadius: 2)
+        renderer.addRect(
+            barLayer, Rect(x: viewport.x + viewport.width - 6, y: viewport.y + travel * position, width: 4, height: barHeight),
+            color: RGBA(0, 0, 0, 0.35), cornerRadius: 2)
     }
 
     /// Where row `row`'s label baseline starts at `offset` (for tests).

@@ -77,8 +77,10 @@ public struct SurfaceBackendEvents {
     public var closeRequested: (@MainActor () -> Void)?
 
     /// Events that go nowhere until set.
-    public init(failed: (@MainActor (SurfaceBackendError) -> Void)? = nil, key: (@MainActor (UInt32) -> Void)? = nil,
-                resized: (@MainActor (Int32, Int32) -> Void)? = nil, closeRequested: (@MainActor () -> Void)? = nil) {
+    public init(
+        failed: (@MainActor (SurfaceBackendError) -> Void)? = nil, key: (@MainActor (UInt32) -> Void)? = nil,
+        resized: (@MainActor (Int32, Int32) -> Void)? = nil, closeRequested: (@MainActor () -> Void)? = nil
+    ) {
         self.failed = failed
         self.key = key
         self.resized = resized

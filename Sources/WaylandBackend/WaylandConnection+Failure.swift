@@ -21,8 +21,9 @@ extension WaylandConnection {
             var interface: UnsafePointer<CChar>?
             var objectID: UInt32 = 0
             let protocolCode = cwl_protocol_error(display, &interface, &objectID)
-            return .protocolError(interface: interface.map { String(cString: $0) } ?? "unknown",
-                                  objectID: objectID, code: protocolCode)
+            return .protocolError(
+                interface: interface.map { String(cString: $0) } ?? "unknown",
+                objectID: objectID, code: protocolCode)
         }
         let lost = code != 0 ? code : errno
         return .connectionLost(errno: lost != 0 ? Errno(rawValue: lost) : nil)

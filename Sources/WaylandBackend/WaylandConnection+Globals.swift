@@ -26,27 +26,33 @@ extension WaylandConnection {
         for global in globals {
             switch global.interface {
             case "wl_compositor":
-                compositor = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_compositor_interface(),
-                    WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.compositorVersion)))
+                compositor = OpaquePointer(
+                    cwl_registry_bind(
+                        registry, global.name, cwl_compositor_interface(),
+                        WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.compositorVersion)))
             case "xdg_wm_base":
                 wmBaseVersion = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.wmBaseVersion)
                 wmBase = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_xdg_wm_base_interface(), wmBaseVersion))
                 xdg_wm_base_add_listener(wmBase, WaylandListeners.wmBase, nil)
                 boundVersions.append((global.interface, wmBaseVersion))
             case "wl_seat" where keyboard == nil:
-                let seat = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_seat_interface(),
-                    WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.seatVersion)))
+                let seat = OpaquePointer(
+                    cwl_registry_bind(
+                        registry, global.name, cwl_seat_interface(),
+                        WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.seatVersion)))
                 keyboard = WaylandKeyboard(seat: seat!)
             case "wp_presentation" where options.bindPresentationTime:
                 let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.presentationVersion)
                 presentation = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_presentation_interface(), version))
-                wp_presentation_add_listener(presentation, WaylandListeners.presentation,
-                                             Unmanaged.passUnretained(self).toOpaque())
+                wp_presentation_add_listener(
+                    presentation, WaylandListeners.presentation,
+                    Unmanaged.passUnretained(self).toOpaque())
                 boundVersions.append((global.interface, version))
             case "wp_commit_timing_manager_v1" where options.bindCommitTiming && commitTimingManager == nil:
                 let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.commitTimingVersion)
-                commitTimingManager = OpaquePointer(cwl_registry_bind(
-                    registry, global.name, cwl_wp_commit_timing_manager_v1_interface(), version))
+                commitTimingManager = OpaquePointer(
+                    cwl_registry_bind(
+                        registry, global.name, cwl_wp_commit_timing_manager_v1_interface(), version))
                 boundVersions.append((global.interface, version))
             case "wp_fifo_manager_v1" where options.bindFifo && fifoManager == nil:
                 let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.fifoVersion)
@@ -63,8 +69,10 @@ extension WaylandConnection {
 
     private func bindOutput(name: UInt32, version: UInt32) {
         guard let registry else { return }
-        let proxy = OpaquePointer(cwl_registry_bind(registry, name, cwl_output_interface(),
-            WaylandGlobals.negotiated(version, ours: WaylandGlobals.outputVersion)))
+        let proxy = OpaquePointer(
+            cwl_registry_bind(
+                registry, name, cwl_output_interface(),
+                WaylandGlobals.negotiated(version, ours: WaylandGlobals.outputVersion)))
         outputs.append(WaylandOutput(proxy: proxy!, globalName: name))
     }
 
@@ -84,9 +92,11 @@ extension WaylandConnection {
     }
 
     func unknownOutput(_ what: String) -> WaylandError {
-        .unknownOutput(what, available: outputs.map {
-            $0.name ?? "wl_output global \($0.globalName) (unnamed: wl_output before version 4)"
-        })
+        .unknownOutput(
+            what,
+            available: outputs.map {
+                $0.name ?? "wl_output global \($0.globalName) (unnamed: wl_output before version 4)"
+            })
     }
 
     func output(for proxy: OpaquePointer?) -> WaylandOutput? {

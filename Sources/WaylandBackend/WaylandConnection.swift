@@ -34,8 +34,10 @@ public final class WaylandConnection {
         /// accepted the connection but is stopped or hung would otherwise block the caller for
         /// ever (and with it the main queue, where signal handlers run). Default 30 s.
         public var replyTimeout: Nanoseconds = WaylandConnection.defaultReplyTimeout
-        public init(bindPresentationTime: Bool = true, bindCommitTiming: Bool = true, bindFifo: Bool = true,
-                    replyTimeout: Nanoseconds = WaylandConnection.defaultReplyTimeout) {
+        public init(
+            bindPresentationTime: Bool = true, bindCommitTiming: Bool = true, bindFifo: Bool = true,
+            replyTimeout: Nanoseconds = WaylandConnection.defaultReplyTimeout
+        ) {
             self.bindPresentationTime = bindPresentationTime
             self.bindCommitTiming = bindCommitTiming
             self.bindFifo = bindFifo

@@ -61,6 +61,7 @@ extension Double {
         let hundredths = (self * 100).rounded()
         guard hundredths.isFinite, abs(hundredths) < 1e15 else { return "\(self)" }
         let whole = Int64(hundredths) / 100, fraction = abs(Int64(hundredths) % 100)
-        return fraction == 0 ? "\(whole)" : fraction % 10 == 0 ? "\(whole).\(fraction / 10)" : "\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
+        return fraction == 0
+            ? "\(whole)" : fraction % 10 == 0 ? "\(whole).\(fraction / 10)" : "\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }

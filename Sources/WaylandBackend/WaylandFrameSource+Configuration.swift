@@ -32,9 +32,11 @@ extension WaylandFrameSource {
         /// repaints, and mutter 50 sometimes holds the commits that would release it too (under
         /// load, for good), so frames are committed untimed as without the protocol.
         public var allowsCommitTimingOnVirtualMonitors = false
-        public init(stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
-                    allowsCommitTiming: Bool = true, fallsBackFromHeldCommits: Bool = true,
-                    allowsCommitTimingOnVirtualMonitors: Bool = false) {
+        public init(
+            stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
+            allowsCommitTiming: Bool = true, fallsBackFromHeldCommits: Bool = true,
+            allowsCommitTimingOnVirtualMonitors: Bool = false
+        ) {
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
             self.allowsCommitTiming = allowsCommitTiming

@@ -23,7 +23,8 @@ extension WaylandFrameSource {
             lostFeedbackCount += 1
             // The first loss, then every 1000th: a compositor that never answers does not log per frame.
             if lostFeedbackCount == 1 || lostFeedbackCount % 1000 == 0 {
-                WaylandFrameSource.log.debug("""
+                WaylandFrameSource.log.debug(
+                    """
                     presentation feedback lost: slot \(slot) reused (\(lostFeedbackCount) lost so far); \
                     those frames' times are estimates
                     """)
@@ -44,8 +45,10 @@ extension WaylandFrameSource {
         scheduler.frameCallbackDone(at: MonotonicInstant.now())
     }
 
-    private func presented(_ proxy: OpaquePointer?, seconds: UInt64, nanoseconds: UInt32,
-                           refresh: UInt32, sequence: UInt64, flags: UInt32) {
+    private func presented(
+        _ proxy: OpaquePointer?, seconds: UInt64, nanoseconds: UInt32,
+        refresh: UInt32, sequence: UInt64, flags: UInt32
+    ) {
         guard let slot = takeProxy(proxy) else { return }
         let now = MonotonicInstant.now()
         if clockDomain != .monotonic, clockOffset.isStale(at: now) {
@@ -53,9 +56,12 @@ extension WaylandFrameSource {
         }
         let raw = Int64(truncatingIfNeeded: seconds) &* 1_000_000_000 &+ Int64(nanoseconds)
         let time = clockOffset.monotonic(fromSource: raw)
-        guard let feedback = scheduler.presented(slot: slot, at: time, receivedAt: now, sequence: sequence,
-                                                 advertisedRefresh: Nanoseconds(Int64(refresh)),
-                                                 flags: PresentationFlags(rawValue: flags & 0xF)) else { return }
+        guard
+            let feedback = scheduler.presented(
+                slot: slot, at: time, receivedAt: now, sequence: sequence,
+                advertisedRefresh: Nanoseconds(Int64(refresh)),
+                flags: PresentationFlags(rawValue: flags & 0xF))
+        else { return }
         dispatcher.deliver(feedback)
     }
 
@@ -81,14 +87,15 @@ extension WaylandFrameSource {
     // Every frame passes through these two: `onMainActor` rather than `MainActor.assumeIsolated`,
     // which allocates on every call. They run inside the connection's
     // dispatch, which it makes on the main actor.
-    private nonisolated(unsafe) static let callbackListener = WaylandListeners.make(wl_callback_listener(
-        done: { data, callback, _ in
-            // The `ms` argument is deliberately ignored: see the type's notes.
-            onMainActor((WaylandFrameSource.from(data), callback)) { arguments in
-                arguments.0.frameDone(arguments.1)
+    private nonisolated(unsafe) static let callbackListener = WaylandListeners.make(
+        wl_callback_listener(
+            done: { data, callback, _ in
+                // The `ms` argument is deliberately ignored: see the type's notes.
+                onMainActor((WaylandFrameSource.from(data), callback)) { arguments in
+                    arguments.0.frameDone(arguments.1)
+                }
             }
-        }
-    ))
+        ))
 
     private struct Presented {
         var source: WaylandFrameSource
@@ -100,22 +107,24 @@ extension WaylandFrameSource {
         var flags: UInt32
     }
 
-    private nonisolated(unsafe) static let feedbackListener = WaylandListeners.make(wp_presentation_feedback_listener(
-        sync_output: { _, _, _ in },
-        presented: { data, feedback, secondsHigh, secondsLow, nanoseconds, refresh, sequenceHigh, sequenceLow, flags in
-            let presented = Presented(
-                source: WaylandFrameSource.from(data), feedback: feedback,
-                seconds: UInt64(secondsHigh) << 32 | UInt64(secondsLow), nanoseconds: nanoseconds, refresh: refresh,
-                sequence: UInt64(sequenceHigh) << 32 | UInt64(sequenceLow), flags: flags)
-            onMainActor(presented) { p in
-                p.source.presented(p.feedback, seconds: p.seconds, nanoseconds: p.nanoseconds,
-                                   refresh: p.refresh, sequence: p.sequence, flags: p.flags)
+    private nonisolated(unsafe) static let feedbackListener = WaylandListeners.make(
+        wp_presentation_feedback_listener(
+            sync_output: { _, _, _ in },
+            presented: { data, feedback, secondsHigh, secondsLow, nanoseconds, refresh, sequenceHigh, sequenceLow, flags in
+                let presented = Presented(
+                    source: WaylandFrameSource.from(data), feedback: feedback,
+                    seconds: UInt64(secondsHigh) << 32 | UInt64(secondsLow), nanoseconds: nanoseconds, refresh: refresh,
+                    sequence: UInt64(sequenceHigh) << 32 | UInt64(sequenceLow), flags: flags)
+                onMainActor(presented) { p in
+                    p.source.presented(
+                        p.feedback, seconds: p.seconds, nanoseconds: p.nanoseconds,
+                        refresh: p.refresh, sequence: p.sequence, flags: p.flags)
+                }
+            },
+            discarded: { data, feedback in
+                onMainActor((WaylandFrameSource.from(data), feedback)) { arguments in
+                    arguments.0.discarded(arguments.1)
+                }
             }
-        },
-        discarded: { data, feedback in
-            onMainActor((WaylandFrameSource.from(data), feedback)) { arguments in
-                arguments.0.discarded(arguments.1)
-            }
-        }
-    ))
+        ))
 }

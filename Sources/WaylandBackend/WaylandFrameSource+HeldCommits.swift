@@ -36,7 +36,8 @@ extension WaylandFrameSource {
             // Rare (a timed commit 4 periods late), so the connection's own round trip serves;
             // its answer holds the source weakly.
             connection.sync { [weak self] in self?.probeAnswered() }
-            WaylandFrameSource.log.debug("""
+            WaylandFrameSource.log.debug(
+                """
                 a timed commit is \(WaylandRefreshScheduler.heldCommitPeriods) periods past its target with no \
                 frame callback: asking the compositor (probe \(scheduler.probesSent))
                 """)
@@ -59,12 +60,14 @@ extension WaylandFrameSource {
         stallLogged = true
         let reason = scheduler.commitTimingFallbackReason ?? "timed commits are held"
         if releaseCommitCount > 0 {
-            WaylandFrameSource.log.debug("""
+            WaylandFrameSource.log.debug(
+                """
                 the release commit was held as well: released again with a commit timed a period ahead \
                 (release \(releaseCommitCount + 1))
                 """)
         } else {
-            WaylandFrameSource.log.warning("""
+            WaylandFrameSource.log.warning(
+                """
                 commit timing turned off for this surface: \(reason); released with one commit timed a period \
                 ahead, untimed commits from here on (WaylandFrameSource.Configuration.allowsCommitTiming / \
                 DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false \

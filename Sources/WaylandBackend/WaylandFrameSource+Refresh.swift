@@ -35,7 +35,8 @@ extension WaylandFrameSource {
         DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [weak self] in
             MainActor.assumeIsolated {
                 guard let self, self.error == nil, !self.window.isDestroyed,
-                      let refresh = self.scheduler.preContentTickDue(at: MonotonicInstant.now(), index: index) else { return }
+                    let refresh = self.scheduler.preContentTickDue(at: MonotonicInstant.now(), index: index)
+                else { return }
                 self.perform(refresh)
             }
         }
@@ -97,8 +98,9 @@ extension WaylandFrameSource {
         let raw = target.nanoseconds &- clockOffset.nanoseconds
         guard raw > 0 else { return }
         let seconds = UInt64(raw / 1_000_000_000)
-        wp_commit_timer_v1_set_timestamp(timer, UInt32(truncatingIfNeeded: seconds >> 32),
-                                         UInt32(truncatingIfNeeded: seconds), UInt32(raw % 1_000_000_000))
+        wp_commit_timer_v1_set_timestamp(
+            timer, UInt32(truncatingIfNeeded: seconds >> 32),
+            UInt32(truncatingIfNeeded: seconds), UInt32(raw % 1_000_000_000))
         timedCommitCount += 1
     }
 }

@@ -12,8 +12,9 @@ extension WaylandFrameSource {
         guard watchdog == nil else { return }
         let nanos = Int(clamping: scheduler.watchdogInterval.value)
         let timer = DispatchSource.makeTimerSource(queue: .main)
-        timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
-                       leeway: .nanoseconds(nanos / 10))
+        timer.schedule(
+            deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(nanos),
+            leeway: .nanoseconds(nanos / 10))
         timer.setEventHandler { [weak self] in
             onMainActor(self) { $0?.watchdogFired() }
         }
@@ -43,12 +44,14 @@ extension WaylandFrameSource {
         stallLogged = true
         let timeout = scheduler.configuration.stallTimeout
         if fallback, let interval = scheduler.configuration.fallbackTickInterval {
-            WaylandFrameSource.log.debug("""
+            WaylandFrameSource.log.debug(
+                """
                 stalled: no frame callback for \(timeout) (window hidden or compositor not repainting); \
                 timer fallback ticks every \(interval)
                 """)
         } else {
-            WaylandFrameSource.log.debug("""
+            WaylandFrameSource.log.debug(
+                """
                 stalled: no frame callback for \(timeout) (window hidden or compositor not repainting); \
                 waiting without ticking
                 """)

@@ -7,15 +7,17 @@ extension WaylandFrameSource {
         let scheduleStart = scheduler.suspendedChanged(suspended, at: MonotonicInstant.now())
         if scheduler.wantsWatchdog { startWatchdog() } else { stopWatchdog() }
         if suspended && !scheduler.hasCommittedContent {
-            WaylandFrameSource.log.debug("""
+            WaylandFrameSource.log.debug(
+                """
                 suspended by the compositor before the first frame: the first frame is still drawn (it maps the \
                 window, so the compositor can show and resume it); then no requests and no timer until it resumes \
                 the window
                 """)
         } else {
-            WaylandFrameSource.log.debug(suspended
-                ? "suspended by the compositor: no requests and no timer until it resumes the window"
-                : "resumed by the compositor (the next refresh follows a stall: delta 0 under .zeroDelta)")
+            WaylandFrameSource.log.debug(
+                suspended
+                    ? "suspended by the compositor: no requests and no timer until it resumes the window"
+                    : "resumed by the compositor (the next refresh follows a stall: delta 0 under .zeroDelta)")
         }
         if scheduleStart { scheduleStartRefresh() }
     }

@@ -156,20 +156,23 @@ public final class WaylandFrameSource: FrameSource {
     public init(window: WaylandWindow, configuration: Configuration = Configuration()) {
         self.window = window
         self.configuration = configuration
-        let advertised = window.outputs.first?.advertisedPeriod
+        let advertised =
+            window.outputs.first?.advertisedPeriod
             ?? window.connection.outputs.first?.advertisedPeriod ?? .zero
         currentOutput = window.outputs.first.map { ObjectIdentifier($0) }
         currentAdvertised = advertised
         let outputs = window.outputs.isEmpty ? window.connection.outputs : window.outputs
         isOnVirtualMonitor = !outputs.isEmpty && outputs.allSatisfy(\.isMutterVirtualMonitor)
-        let timesCommits = configuration.allowsCommitTiming && window.commitTimer != nil
+        let timesCommits =
+            configuration.allowsCommitTiming && window.commitTimer != nil
             && (configuration.allowsCommitTimingOnVirtualMonitors || !isOnVirtualMonitor)
         scheduler = WaylandRefreshScheduler(
-            configuration: .init(usesPresentation: window.connection.hasPresentationTime,
-                                 stallTimeout: configuration.stallTimeout,
-                                 fallbackTickInterval: configuration.fallbackTickInterval,
-                                 timesCommits: timesCommits,
-                                 fallsBackFromHeldCommits: configuration.fallsBackFromHeldCommits),
+            configuration: .init(
+                usesPresentation: window.connection.hasPresentationTime,
+                stallTimeout: configuration.stallTimeout,
+                fallbackTickInterval: configuration.fallbackTickInterval,
+                timesCommits: timesCommits,
+                fallsBackFromHeldCommits: configuration.fallsBackFromHeldCommits),
             advertisedPeriod: advertised)
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
         if let clock = window.connection.presentationClock {
@@ -191,25 +194,29 @@ public final class WaylandFrameSource: FrameSource {
     private func logTiming(advertised: Nanoseconds, timesCommits: Bool) {
         let log = WaylandFrameSource.log
         if let clock = window.connection.presentationClock {
-            log.debug("""
+            log.debug(
+                """
                 wp_presentation: presentation times on \(clock.description), converted to CLOCK_MONOTONIC \
                 (offset \(clockOffset.nanoseconds) ns ± \(clockOffset.uncertainty) ns)
                 """)
         } else if window.connection.hasPresentationTime {
             log.debug("wp_presentation bound but the compositor named no clock: presentation times taken as CLOCK_MONOTONIC")
         } else {
-            log.debug("""
+            log.debug(
+                """
                 no wp_presentation: timestamps are estimates from frame callback arrival times \
                 (provenance frameCallbackEstimate)
                 """)
         }
         log.debug("advertised refresh period \(advertised) (targets use the measured period once known)")
-        log.debug("""
+        log.debug(
+            """
             timing protocols in use: \(window.connection.timingProtocols.joined(separator: ", "))\
             \(window.commitTimer != nil && !configuration.allowsCommitTiming ? " (commit timing bound, not used by configuration)" : "")
             """)
         if configuration.allowsCommitTiming && window.commitTimer != nil && !timesCommits {
-            log.debug("""
+            log.debug(
+                """
                 commit timing not used: the window is on mutter's virtual monitors, which hold timed commits \
                 (WaylandFrameSource.Configuration.allowsCommitTimingOnVirtualMonitors: true uses it anyway)
                 """)

@@ -19,11 +19,11 @@ enum WaylandGlobals {
     static func negotiated(_ advertised: UInt32, ours: UInt32) -> UInt32 { min(advertised, ours) }
 
     // The highest versions whose events this backend has listeners for.
-    static let compositorVersion: UInt32 = 4      // wl_surface.damage_buffer
-    static let wmBaseVersion: UInt32 = 6          // xdg_toplevel configure_bounds, wm_capabilities; v6: suspended
-    static let presentationVersion: UInt32 = 2    // v2: refresh 0 for variable refresh
+    static let compositorVersion: UInt32 = 4  // wl_surface.damage_buffer
+    static let wmBaseVersion: UInt32 = 6  // xdg_toplevel configure_bounds, wm_capabilities; v6: suspended
+    static let presentationVersion: UInt32 = 2  // v2: refresh 0 for variable refresh
     static let commitTimingVersion: UInt32 = 1
     static let fifoVersion: UInt32 = 1
-    static let outputVersion: UInt32 = 4          // wl_output.name / description
+    static let outputVersion: UInt32 = 4  // wl_output.name / description
     static let seatVersion: UInt32 = 5
 }

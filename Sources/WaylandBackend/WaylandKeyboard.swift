@@ -70,9 +70,12 @@ public final class WaylandKeyboard {
         let text = mapped.assumingMemoryBound(to: CChar.self)
         // The text ends at its NUL or at the mapping's end, whichever comes first (a keymap
         // without a NUL must not be read past the mapping).
-        guard let newKeymap = xkb_keymap_new_from_buffer(context, text, strnlen(text, Int(size)), XKB_KEYMAP_FORMAT_TEXT_V1,
-                                                         XKB_KEYMAP_COMPILE_NO_FLAGS),
-              let newState = xkb_state_new(newKeymap) else { return }
+        guard
+            let newKeymap = xkb_keymap_new_from_buffer(
+                context, text, strnlen(text, Int(size)), XKB_KEYMAP_FORMAT_TEXT_V1,
+                XKB_KEYMAP_COMPILE_NO_FLAGS),
+            let newState = xkb_state_new(newKeymap)
+        else { return }
         if let state { xkb_state_unref(state) }
         if let keymap { xkb_keymap_unref(keymap) }
         keymap = newKeymap
@@ -95,29 +98,31 @@ public final class WaylandKeyboard {
         Unmanaged<WaylandKeyboard>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    private nonisolated(unsafe) static let seatListener = WaylandListeners.make(wl_seat_listener(
-        capabilities: { data, _, caps in
-            let object = WaylandKeyboard.from(data)
-            MainActor.assumeIsolated { object.capabilities(caps) }
-        },
-        name: { _, _, _ in }
-    ))
+    private nonisolated(unsafe) static let seatListener = WaylandListeners.make(
+        wl_seat_listener(
+            capabilities: { data, _, caps in
+                let object = WaylandKeyboard.from(data)
+                MainActor.assumeIsolated { object.capabilities(caps) }
+            },
+            name: { _, _, _ in }
+        ))
 
-    private nonisolated(unsafe) static let keyboardListener = WaylandListeners.make(wl_keyboard_listener(
-        keymap: { data, _, format, fd, size in
-            let object = WaylandKeyboard.from(data)
-            MainActor.assumeIsolated { object.keymap(format: format, fd: fd, size: size) }
-        },
-        enter: { _, _, _, _, _ in },
-        leave: { _, _, _, _ in },
-        key: { data, _, _, _, key, state in
-            let object = WaylandKeyboard.from(data)
-            MainActor.assumeIsolated { object.key(key, pressed: state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue) }
-        },
-        modifiers: { data, _, _, depressed, latched, locked, group in
-            let object = WaylandKeyboard.from(data)
-            MainActor.assumeIsolated { object.modifiers(depressed: depressed, latched: latched, locked: locked, group: group) }
-        },
-        repeat_info: { _, _, _, _ in }
-    ))
+    private nonisolated(unsafe) static let keyboardListener = WaylandListeners.make(
+        wl_keyboard_listener(
+            keymap: { data, _, format, fd, size in
+                let object = WaylandKeyboard.from(data)
+                MainActor.assumeIsolated { object.keymap(format: format, fd: fd, size: size) }
+            },
+            enter: { _, _, _, _, _ in },
+            leave: { _, _, _, _ in },
+            key: { data, _, _, _, key, state in
+                let object = WaylandKeyboard.from(data)
+                MainActor.assumeIsolated { object.key(key, pressed: state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue) }
+            },
+            modifiers: { data, _, _, depressed, latched, locked, group in
+                let object = WaylandKeyboard.from(data)
+                MainActor.assumeIsolated { object.modifiers(depressed: depressed, latched: latched, locked: locked, group: group) }
+            },
+            repeat_info: { _, _, _, _ in }
+        ))
 }

@@ -70,42 +70,43 @@ public final class WaylandOutput {
         Unmanaged<WaylandOutput>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    private nonisolated(unsafe) static let listener = WaylandListeners.make(wl_output_listener(
-        geometry: { data, _, _, _, _, _, _, make, model, _ in
-            let makeText = make.map { String(cString: $0) }
-            let modelText = model.map { String(cString: $0) }
-            let output = WaylandOutput.from(data)
-            MainActor.assumeIsolated {
-                output.make = makeText
-                output.model = modelText
-            }
-        },
-        mode: { data, _, flags, width, height, refresh in
-            guard flags & WL_OUTPUT_MODE_CURRENT.rawValue != 0 else { return }
-            let output = WaylandOutput.from(data)
+    private nonisolated(unsafe) static let listener = WaylandListeners.make(
+        wl_output_listener(
+            geometry: { data, _, _, _, _, _, _, make, model, _ in
+                let makeText = make.map { String(cString: $0) }
+                let modelText = model.map { String(cString: $0) }
+                let output = WaylandOutput.from(data)
                 MainActor.assumeIsolated {
-                output.width = width
-                output.height = height
-                output.refreshMilliHertz = refresh
+                    output.make = makeText
+                    output.model = modelText
+                }
+            },
+            mode: { data, _, flags, width, height, refresh in
+                guard flags & WL_OUTPUT_MODE_CURRENT.rawValue != 0 else { return }
+                let output = WaylandOutput.from(data)
+                MainActor.assumeIsolated {
+                    output.width = width
+                    output.height = height
+                    output.refreshMilliHertz = refresh
+                }
+            },
+            done: { data, _ in
+                let output = WaylandOutput.from(data)
+                MainActor.assumeIsolated { output.done() }
+            },
+            scale: { data, _, factor in
+                let object = WaylandOutput.from(data)
+                MainActor.assumeIsolated { object.scale = factor }
+            },
+            name: { data, _, name in
+                let text = name.map { String(cString: $0) }
+                let object = WaylandOutput.from(data)
+                MainActor.assumeIsolated { object.name = text }
+            },
+            description: { data, _, description in
+                let text = description.map { String(cString: $0) }
+                let object = WaylandOutput.from(data)
+                MainActor.assumeIsolated { object.outputDescription = text }
             }
-        },
-        done: { data, _ in
-            let output = WaylandOutput.from(data)
-            MainActor.assumeIsolated { output.done() }
-        },
-        scale: { data, _, factor in
-            let object = WaylandOutput.from(data)
-            MainActor.assumeIsolated { object.scale = factor }
-        },
-        name: { data, _, name in
-            let text = name.map { String(cString: $0) }
-            let object = WaylandOutput.from(data)
-            MainActor.assumeIsolated { object.name = text }
-        },
-        description: { data, _, description in
-            let text = description.map { String(cString: $0) }
-            let object = WaylandOutput.from(data)
-            MainActor.assumeIsolated { object.outputDescription = text }
-        }
-    ))
+        ))
 }

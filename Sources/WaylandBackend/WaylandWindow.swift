@@ -62,9 +62,11 @@ public final class WaylandWindow {
     /// `fullscreenOutput` (one of the connection's ``WaylandConnection/outputs``) names the output
     /// to be fullscreen on (nil: the compositor chooses), e.g. for a kiosk. Throws
     /// ``WaylandError/unknownOutput(_:available:)`` when that output is not one of the connection's.
-    public init(connection: WaylandConnection, title: String, appID: String,
-                width: Int32, height: Int32, fullscreen: Bool = false,
-                fullscreenOutput: WaylandOutput? = nil) throws(WaylandError) {
+    public init(
+        connection: WaylandConnection, title: String, appID: String,
+        width: Int32, height: Int32, fullscreen: Bool = false,
+        fullscreenOutput: WaylandOutput? = nil
+    ) throws(WaylandError) {
         if let error = connection.error { throw error }
         guard let compositor = connection.compositor, let wmBase = connection.wmBase else {
             throw .missingGlobals(WaylandGlobals.required)
@@ -144,7 +146,9 @@ public final class WaylandWindow {
     /// compositor decides (``onResize`` reports the size it configures). Throws
     /// ``WaylandError/unknownOutput(_:available:)`` when `output` is not one of the connection's outputs.
     public func setFullscreen(on output: WaylandOutput) throws(WaylandError) {
-        guard connection.outputs.contains(where: { $0 === output }) else { throw connection.unknownOutput(output.label + " (an output of another connection, or one removed)") }
+        guard connection.outputs.contains(where: { $0 === output }) else {
+            throw connection.unknownOutput(output.label + " (an output of another connection, or one removed)")
+        }
         guard !destroyed else { return }
         xdg_toplevel_set_fullscreen(toplevel, output.proxy)
         connection.flush()
@@ -226,69 +230,72 @@ public final class WaylandWindow {
         Unmanaged<WaylandWindow>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    private nonisolated(unsafe) static let surfaceListener = WaylandListeners.make(wl_surface_listener(
-        enter: { data, _, output in
-            nonisolated(unsafe) let output = output
-            let window = WaylandWindow.from(data)
+    private nonisolated(unsafe) static let surfaceListener = WaylandListeners.make(
+        wl_surface_listener(
+            enter: { data, _, output in
+                nonisolated(unsafe) let output = output
+                let window = WaylandWindow.from(data)
                 MainActor.assumeIsolated {
-                if let found = window.connection.output(for: output), !window.outputs.contains(where: { $0 === found }) {
-                    window.outputs.append(found)
-                    if window.watchedOutputs.insert(ObjectIdentifier(found)).inserted {
-                        let id = found.addModeChangeHandler { [weak window, weak found] in
-                            if let found { window?.modeChanged(of: found) }
+                    if let found = window.connection.output(for: output), !window.outputs.contains(where: { $0 === found }) {
+                        window.outputs.append(found)
+                        if window.watchedOutputs.insert(ObjectIdentifier(found)).inserted {
+                            let id = found.addModeChangeHandler { [weak window, weak found] in
+                                if let found { window?.modeChanged(of: found) }
+                            }
+                            window.modeHandlerIDs.append((found, id))
                         }
-                        window.modeHandlerIDs.append((found, id))
+                        window.outputsChanged()
                     }
-                    window.outputsChanged()
+                }
+            },
+            leave: { data, _, output in
+                nonisolated(unsafe) let output = output
+                let window = WaylandWindow.from(data)
+                MainActor.assumeIsolated {
+                    let before = window.outputs.count
+                    window.outputs.removeAll { $0.proxy == output }
+                    if window.outputs.count != before { window.outputsChanged() }
                 }
             }
-        },
-        leave: { data, _, output in
-            nonisolated(unsafe) let output = output
-            let window = WaylandWindow.from(data)
-                MainActor.assumeIsolated {
-                let before = window.outputs.count
-                window.outputs.removeAll { $0.proxy == output }
-                if window.outputs.count != before { window.outputsChanged() }
+        ))
+
+    private nonisolated(unsafe) static let xdgSurfaceListener = WaylandListeners.make(
+        xdg_surface_listener(
+            configure: { data, _, serial in
+                let object = WaylandWindow.from(data)
+                MainActor.assumeIsolated { object.configure(serial: serial) }
             }
-        }
-    ))
+        ))
 
-    private nonisolated(unsafe) static let xdgSurfaceListener = WaylandListeners.make(xdg_surface_listener(
-        configure: { data, _, serial in
-            let object = WaylandWindow.from(data)
-            MainActor.assumeIsolated { object.configure(serial: serial) }
-        }
-    ))
-
-    private nonisolated(unsafe) static let toplevelListener = WaylandListeners.make(xdg_toplevel_listener(
-        configure: { data, _, width, height, states in
-            var fullscreen = false, maximized = false, suspended = false
-            if let states, let bytes = states.pointee.data, states.pointee.size > 0 {
-                let count = states.pointee.size / MemoryLayout<UInt32>.stride
-                for state in UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt32.self), count: count) {
-                    if state == XDG_TOPLEVEL_STATE_FULLSCREEN.rawValue { fullscreen = true }
-                    if state == XDG_TOPLEVEL_STATE_MAXIMIZED.rawValue { maximized = true }
-                    if state == XDG_TOPLEVEL_STATE_SUSPENDED.rawValue { suspended = true }
+    private nonisolated(unsafe) static let toplevelListener = WaylandListeners.make(
+        xdg_toplevel_listener(
+            configure: { data, _, width, height, states in
+                var fullscreen = false, maximized = false, suspended = false
+                if let states, let bytes = states.pointee.data, states.pointee.size > 0 {
+                    let count = states.pointee.size / MemoryLayout<UInt32>.stride
+                    for state in UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt32.self), count: count) {
+                        if state == XDG_TOPLEVEL_STATE_FULLSCREEN.rawValue { fullscreen = true }
+                        if state == XDG_TOPLEVEL_STATE_MAXIMIZED.rawValue { maximized = true }
+                        if state == XDG_TOPLEVEL_STATE_SUSPENDED.rawValue { suspended = true }
+                    }
                 }
-            }
-            let window = WaylandWindow.from(data)
+                let window = WaylandWindow.from(data)
                 MainActor.assumeIsolated {
-                window.pendingWidth = width
-                window.pendingHeight = height
-                window.pendingFullscreen = fullscreen
-                window.pendingMaximized = maximized
-                window.pendingSuspended = suspended
-            }
-        },
-        close: { data, _ in
-            let window = WaylandWindow.from(data)
+                    window.pendingWidth = width
+                    window.pendingHeight = height
+                    window.pendingFullscreen = fullscreen
+                    window.pendingMaximized = maximized
+                    window.pendingSuspended = suspended
+                }
+            },
+            close: { data, _ in
+                let window = WaylandWindow.from(data)
                 MainActor.assumeIsolated {
-                window.closeRequested = true
-                window.onClose?()
-            }
-        },
-        configure_bounds: { _, _, _, _ in },
-        wm_capabilities: { _, _, _ in }
-    ))
+                    window.closeRequested = true
+                    window.onClose?()
+                }
+            },
+            configure_bounds: { _, _, _, _ in },
+            wm_capabilities: { _, _, _ in }
+        ))
 }

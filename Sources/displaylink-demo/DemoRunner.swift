@@ -87,9 +87,10 @@ final class DemoRunner {
         if let text = options.mode {
             do { mode = try DisplaySurface.ModeRequest(parsing: text) } catch { throw DisplaySurfaceError.drm(error) }
         }
-        var surfaceOptions = DisplaySurface.Options(title: "displaylink-demo", appID: "org.displaylink.demo",
-                                                    width: options.size.width, height: options.size.height,
-                                                    devicePath: options.device, mode: mode)
+        var surfaceOptions = DisplaySurface.Options(
+            title: "displaylink-demo", appID: "org.displaylink.demo",
+            width: options.size.width, height: options.size.height,
+            devicePath: options.device, mode: mode)
         surfaceOptions.kmsAPI = options.kmsAPI
         surfaceOptions.waylandCommitTiming = options.commitTiming
         surfaceOptions.waylandFifo = options.fifo
@@ -215,8 +216,9 @@ final class DemoRunner {
             scheduleDeadlineCheck(in: DemoRunner.stallTimeout - quiet)
             return
         }
-        printError("stalled: no frame callback for \(ms(quiet.seconds)) ms (since \(quietSince)); "
-                   + "ending the run at its time (\(seconds) s)")
+        printError(
+            "stalled: no frame callback for \(ms(quiet.seconds)) ms (since \(quietSince)); "
+                + "ending the run at its time (\(seconds) s)")
         finish(status: 0, reason: .seconds, stallBeganAt: quietSince)
     }
 
@@ -270,9 +272,11 @@ final class DemoRunner {
             finish(status: 1, reason: .error)
             return
         }
-        recorder?.append(FrameRecord(frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
-                                     callbackAt: callbackAt, encodedAt: encodedAt, submittedAt: MonotonicInstant.now(),
-                                     scroll: scene.scrollSample))
+        recorder?.append(
+            FrameRecord(
+                frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
+                callbackAt: callbackAt, encodedAt: encodedAt, submittedAt: MonotonicInstant.now(),
+                scroll: scene.scrollSample))
         if done { finish(status: 0, reason: perFrame.frames != nil ? .frames : .seconds) }
     }
 
@@ -294,8 +298,9 @@ final class DemoRunner {
     func finish(status: Int32, reason: RunEnding.Reason, stallBeganAt: MonotonicInstant? = nil) {
         guard !finishing else { return }
         finishing = true
-        ending = RunEnding(reason: reason, endedAt: MonotonicInstant.now(), linkStartedAt: linkStartedAt,
-                           lastCallbackAt: lastCallbackAt, stallBeganAt: stallBeganAt)
+        ending = RunEnding(
+            reason: reason, endedAt: MonotonicInstant.now(), linkStartedAt: linkStartedAt,
+            lastCallbackAt: lastCallbackAt, stallBeganAt: stallBeganAt)
         link?.isPaused = true
         waitForFeedback(attempts: 40) { [self] in
             link?.invalidate()
@@ -325,19 +330,23 @@ final class DemoRunner {
 
     private func writeOutputs() -> Bool {
         var ok = true
-        let report = FrameReport(backend: surface.backend.rawValue, scene: scene.name, environment: environment,
-                                 records: recorder?.records ?? [], discarded: recorder?.discardedCount ?? 0,
-                                 sceneCount: scene.sizeField, ending: ending)
+        let report = FrameReport(
+            backend: surface.backend.rawValue, scene: scene.name, environment: environment,
+            records: recorder?.records ?? [], discarded: recorder?.discardedCount ?? 0,
+            sceneCount: scene.sizeField, ending: ending)
         if let path = options.report {
             if writeFile(path, report.json()) {
                 let s = report.summary
-                print("report: \(path): \(s.frames) frames, \(s.presented) presented, median interval "
-                      + "\(ms(s.medianInterval)) ms, p99 \(ms(s.p99Interval)) ms, median |target−presented| "
-                      + "\(ms(s.medianPredictionError)) ms, cpu/frame \(ms(s.cpuPerFrame)) ms, presented per refresh "
-                      + "\(ratio(s.presentedPerRefresh))\(s.refreshShare.map { " = \($0)" } ?? "") (after "
-                      + "\(FrameReport.startupFrames) start-up frames \(ratio(s.presentedPerRefreshAfterStartup))"
-                      + "\(s.refreshShareAfterStartup.map { " = \($0)" } ?? ""))")
-            } else { ok = false }
+                print(
+                    "report: \(path): \(s.frames) frames, \(s.presented) presented, median interval "
+                        + "\(ms(s.medianInterval)) ms, p99 \(ms(s.p99Interval)) ms, median |target−presented| "
+                        + "\(ms(s.medianPredictionError)) ms, cpu/frame \(ms(s.cpuPerFrame)) ms, presented per refresh "
+                        + "\(ratio(s.presentedPerRefresh))\(s.refreshShare.map { " = \($0)" } ?? "") (after "
+                        + "\(FrameReport.startupFrames) start-up frames \(ratio(s.presentedPerRefreshAfterStartup))"
+                        + "\(s.refreshShareAfterStartup.map { " = \($0)" } ?? ""))")
+            } else {
+                ok = false
+            }
         }
         if let path = options.plot {
             do {

@@ -68,7 +68,8 @@ struct FrameReport {
         var times = records.compactMap { $0.presented?.nanoseconds }
         times.sort()
         guard let period = Statistics.percentile(records.map { Double($0.frame.duration.value) }, 0.5),
-              period > 0 else { return nil }
+            period > 0
+        else { return nil }
         var presented = 0, refreshes = 0
         for (later, earlier) in zip(times.dropFirst(), times) where later > earlier {
             // Exact in nanoseconds; in Double only when the difference overflows.
@@ -95,7 +96,8 @@ struct FrameReport {
             rate = Double(presentedTimes.count - 1) / (last - first)
         }
         let share = FrameReport.refreshShare(records[...])
-        let shareAfterStartup = records.count > FrameReport.startupFrames + 1
+        let shareAfterStartup =
+            records.count > FrameReport.startupFrames + 1
             ? FrameReport.refreshShare(records.dropFirst(FrameReport.startupFrames)) : nil
         return Summary(
             frames: records.count,
@@ -136,43 +138,44 @@ struct FrameReport {
                 ("submitted_at", .number(r.submittedAt.seconds)),
                 ("refresh_index", .int(Int(truncatingIfNeeded: r.frame.refreshIndex))),
                 ("presentation_flags", r.presentationFlags.map { .array($0.names.map { .string($0) }) } ?? .null),
-                ("commit_target", r.commitTarget.map { .number($0.seconds) } ?? .null),
+                ("commit_target", r.commitTarget.map { .number($0.seconds) } ?? .null)
             ]
             if let s = r.scroll {
                 fields += [
                     ("scroll_offset", .number(s.offset)),
                     ("fraction", s.fraction.map { .number($0) } ?? .null),
                     ("first_row", .int(s.firstRow)),
-                    ("last_row", .int(s.lastRow)),
+                    ("last_row", .int(s.lastRow))
                 ]
             }
             frames.append(.object(fields))
         }
         let s = summary
-        let summaryFields: [(String, JSONValue)] = [
-            ("frames", .int(s.frames)),
-            ("presented", .int(s.presented)),
-            ("discarded", .int(s.discarded)),
-            ("missed", .int(s.missed)),
-            ("median_interval", s.medianInterval.map { .number($0) } ?? .null),
-            ("p99_interval", s.p99Interval.map { .number($0) } ?? .null),
-            ("stddev_interval", s.stddevInterval.map { .number($0) } ?? .null),
-            ("median_prediction_error", s.medianPredictionError.map { .number($0) } ?? .null),
-            ("cpu_per_frame", .number(s.cpuPerFrame)),
-            ("presented_rate", s.presentedRate.map { .number($0) } ?? .null),
-            ("presented_per_refresh", s.presentedPerRefresh.map { .number($0) } ?? .null),
-            ("startup_frames", .int(FrameReport.startupFrames)),
-            ("presented_per_refresh_after_startup", s.presentedPerRefreshAfterStartup.map { .number($0) } ?? .null),
-            ("refreshes", s.refreshShare.map { .int($0.refreshes) } ?? .null),
-            ("refreshes_after_startup", s.refreshShareAfterStartup.map { .int($0.refreshes) } ?? .null),
-            (sceneCount.name, .int(sceneCount.value)),
-        ] + (ending?.summaryFields ?? [])
+        let summaryFields: [(String, JSONValue)] =
+            [
+                ("frames", .int(s.frames)),
+                ("presented", .int(s.presented)),
+                ("discarded", .int(s.discarded)),
+                ("missed", .int(s.missed)),
+                ("median_interval", s.medianInterval.map { .number($0) } ?? .null),
+                ("p99_interval", s.p99Interval.map { .number($0) } ?? .null),
+                ("stddev_interval", s.stddevInterval.map { .number($0) } ?? .null),
+                ("median_prediction_error", s.medianPredictionError.map { .number($0) } ?? .null),
+                ("cpu_per_frame", .number(s.cpuPerFrame)),
+                ("presented_rate", s.presentedRate.map { .number($0) } ?? .null),
+                ("presented_per_refresh", s.presentedPerRefresh.map { .number($0) } ?? .null),
+                ("startup_frames", .int(FrameReport.startupFrames)),
+                ("presented_per_refresh_after_startup", s.presentedPerRefreshAfterStartup.map { .number($0) } ?? .null),
+                ("refreshes", s.refreshShare.map { .int($0.refreshes) } ?? .null),
+                ("refreshes_after_startup", s.refreshShareAfterStartup.map { .int($0.refreshes) } ?? .null),
+                (sceneCount.name, .int(sceneCount.value))
+            ] + (ending?.summaryFields ?? [])
         let root: JSONValue = .object([
             ("backend", .string(backend)),
             ("scene", .string(scene)),
             ("environment", .object(environment)),
             ("frames", .array(frames)),
-            ("summary", .object(summaryFields)),
+            ("summary", .object(summaryFields))
         ])
         return root.serialized() + "\n"
     }
@@ -314,7 +317,7 @@ struct RunEnding {
             ("link_started_at", linkStartedAt.map { .number($0.seconds) } ?? .null),
             ("last_callback_at", lastCallbackAt.map { .number($0.seconds) } ?? .null),
             ("stalled", .bool(stallBeganAt != nil)),
-            ("stall_began_at", stallBeganAt.map { .number($0.seconds) } ?? .null),
+            ("stall_began_at", stallBeganAt.map { .number($0.seconds) } ?? .null)
         ]
     }
 }

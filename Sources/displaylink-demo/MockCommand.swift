@@ -51,14 +51,16 @@ final class MockDemo {
     func tick(_ link: DisplayLink) {
         position += 120 * link.deltaTime
         let f = link.frame
-        print(pad(String(f.refreshIndex), 5), pad(String(f.sequence), 5), pad(ms(f.timestamp.seconds), 11),
-              pad(ms(f.targetTimestamp.seconds), 11), pad(ms(f.delta.seconds), 9), pad(String(f.missedFrames), 6),
-              pad(ms(f.duration.seconds), 8), pad(ms(position / 1000), 10), "  ", f.provenance.rawValue)
+        print(
+            pad(String(f.refreshIndex), 5), pad(String(f.sequence), 5), pad(ms(f.timestamp.seconds), 11),
+            pad(ms(f.targetTimestamp.seconds), 11), pad(ms(f.delta.seconds), 9), pad(String(f.missedFrames), 6),
+            pad(ms(f.duration.seconds), 8), pad(ms(position / 1000), 10), "  ", f.provenance.rawValue)
     }
 
     func run(vblanks: Int) {
-        print(pad("index", 5), pad("seq", 5), pad("timestamp", 11), pad("target", 11), pad("delta", 9),
-              pad("missed", 6), pad("period", 8), pad("position", 10), "   provenance")
+        print(
+            pad("index", 5), pad("seq", 5), pad("timestamp", 11), pad("target", 11), pad("delta", 9),
+            pad("missed", 6), pad("period", 8), pad("position", 10), "   provenance")
         print("(times in ms on the mock's virtual CLOCK_MONOTONIC; position moves 120 units/s)")
         for i in 0..<vblanks {
             switch i {

@@ -15,7 +15,8 @@ struct PixelSize: ExpressibleByArgument {
     init?(argument: String) {
         let parts = argument.lowercased().split(separator: "x")
         guard parts.count == 2, let w = Int32(parts[0]), let h = Int32(parts[1]),
-              (16...8192).contains(w), (16...8192).contains(h) else { return nil }
+            (16...8192).contains(w), (16...8192).contains(h)
+        else { return nil }
         width = w; height = h
     }
 
@@ -54,15 +55,33 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Draw the timing panel (fps, delta, missed frames, provenance).")
     var hud = true
 
-    @Option(name: .customLong("fixed-step"), help: ArgumentHelp(
-        "Move the scene by this many seconds each frame, on a virtual clock, instead of by the frame's real times (0: off; for instruction counts under callgrind, where a frame takes seconds). The report keeps the real times.",
-        visibility: .hidden))
+    @Option(
+        name: .customLong("fixed-step"),
+        help: ArgumentHelp(
+            """
+            Move the scene by this many seconds each frame, on a virtual clock, instead of by the frame's real times (0: off; for \
+            instruction counts under callgrind, where a frame takes seconds). The report keeps the real times.
+            """,
+            visibility: .hidden))
     var fixedStep: Double = 0
 
-    @Flag(inversion: .prefixedNo, help: "On Wayland, give each frame's commit its target time when the compositor offers commit timing (falls back to untimed commits if the compositor holds them).")
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            """
+            On Wayland, give each frame's commit its target time when the compositor offers commit timing (falls back to untimed commits \
+            if the compositor holds them).
+            """
+    )
     var commitTiming = true
 
-    @Flag(help: "On Wayland, use commit timing on mutter's virtual monitors too (headless and remote desktop sessions; off by default: mutter holds timed commits there).")
+    @Flag(
+        help:
+            """
+            On Wayland, use commit timing on mutter's virtual monitors too (headless and remote desktop sessions; off by default: mutter \
+            holds timed commits there).
+            """
+    )
     var commitTimingOnVirtualMonitors = false
 
     @Flag(inversion: .prefixedNo, help: "On Wayland, order frames with FIFO barriers when the compositor offers the FIFO protocol.")
@@ -77,16 +96,25 @@ struct RunOptions: ParsableArguments {
     @Option(help: "DRM mode for --backend drm as WxH or WxH@Hz (default: the connector's preferred mode).")
     var mode: String?
 
-    @Option(name: .customLong("kms-api"), help: "KMS API for --backend drm: automatic (atomic when the driver has it, else legacy), atomic or legacy.")
+    @Option(
+        name: .customLong("kms-api"),
+        help: "KMS API for --backend drm: automatic (atomic when the driver has it, else legacy), atomic or legacy.")
     var kmsAPI: DisplaySurface.KMSAPI = .automatic
 
-    @Option(name: .customLong("log-level"),
-            help: "Print the library's log (displaylink.surface/.wayland/.drm) at this level and above to stderr: trace, debug, info, notice, warning, error or critical. The library logs its decisions at debug (default: nothing printed).")
+    @Option(
+        name: .customLong("log-level"),
+        help:
+            """
+            Print the library's log (displaylink.surface/.wayland/.drm) at this level and above to stderr: trace, debug, info, notice, \
+            warning, error or critical. The library logs its decisions at debug (default: nothing printed).
+            """
+    )
     var logLevel: String?
 
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
-            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(logLevel)'")
+            throw ValidationError(
+                "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(logLevel)'")
         }
         if frames != nil && seconds != nil { throw ValidationError("give --frames or --seconds, not both") }
         if let frames, frames < 1 || frames > 1_000_000 { throw ValidationError("--frames must be 1…1000000, got \(frames)") }

@@ -53,8 +53,9 @@ struct ScrollCommand: ParsableCommand {
         let options = self.options, rows = self.rows, duration = self.duration, curve = self.curve, delay = self.delay
         MainActor.assumeIsolated {
             DemoRunner.launch(options: options) { renderer, width, height in
-                ScrollScene(renderer: renderer, rows: rows, width: width, height: height, duration: duration,
-                            curve: curve, delay: delay)
+                ScrollScene(
+                    renderer: renderer, rows: rows, width: width, height: height, duration: duration,
+                    curve: curve, delay: delay)
             }
         }
     }

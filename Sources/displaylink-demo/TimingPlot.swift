@@ -59,9 +59,10 @@ struct TimingPlot {
         let red: (UInt8, UInt8, UInt8) = (220, 50, 60)
         let records = report.records
         let s = report.summary
-        canvas.text("\(report.scene) on \(report.backend): \(s.frames) frames, \(s.presented) presented, "
-                    + "median interval \(ms(s.medianInterval)) ms, p99 \(ms(s.p99Interval)) ms, "
-                    + "median |target - presented| \(ms(s.medianPredictionError)) ms", 16, 24, atlas, ink)
+        canvas.text(
+            "\(report.scene) on \(report.backend): \(s.frames) frames, \(s.presented) presented, "
+                + "median interval \(ms(s.medianInterval)) ms, p99 \(ms(s.p99Interval)) ms, "
+                + "median |target - presented| \(ms(s.medianPredictionError)) ms", 16, 24, atlas, ink)
 
         // Series over frame index.
         var intervals: [(Int, Double)] = []
@@ -79,8 +80,10 @@ struct TimingPlot {
         let n = max(records.count - 1, 1)
         let left = 70, right = width - 20
 
-        func panel(top: Int, bottom: Int, title: String, low: Double, high: Double,
-                   series: [([(Int, Double)], (UInt8, UInt8, UInt8), String)]) {
+        func panel(
+            top: Int, bottom: Int, title: String, low: Double, high: Double,
+            series: [([(Int, Double)], (UInt8, UInt8, UInt8), String)]
+        ) {
             canvas.text(title, left, top - 8, atlas, ink)
             let span = max(high - low, 1e-6)
             func yOf(_ v: Double) -> Double { Double(bottom) - (min(max(v, low), high) - low) / span * Double(bottom - top) }
@@ -108,13 +111,15 @@ struct TimingPlot {
 
         let allIntervals = intervals.map(\.1) + deltas.map(\.1)
         let high = max((Statistics.percentile(allIntervals, 0.99) ?? 20) * 1.25, 5)
-        panel(top: 70, bottom: 300, title: "frame interval (ms) by frame", low: 0, high: high,
-              series: [(deltas, orange, "callback delta"), (intervals, blue, "presentation interval")])
+        panel(
+            top: 70, bottom: 300, title: "frame interval (ms) by frame", low: 0, high: high,
+            series: [(deltas, orange, "callback delta"), (intervals, blue, "presentation interval")])
         let errorValues = errors.map(\.1)
         // Scaled to the steady state (start-up frames, before the pipeline depth is learned, are clamped).
         let bound = max((Statistics.percentile(errorValues.map(abs), 0.9) ?? 1) * 3, 0.5)
-        panel(top: 360, bottom: 520, title: "prediction error: targetTimestamp - presented (ms)", low: -bound, high: bound,
-              series: [(errors, red, "target - presented")])
+        panel(
+            top: 360, bottom: 520, title: "prediction error: targetTimestamp - presented (ms)", low: -bound, high: bound,
+            series: [(errors, red, "target - presented")])
         canvas.text("frame index 0 ... \(records.count - 1)", left, 548, atlas, ink)
         return canvas.pixels
     }

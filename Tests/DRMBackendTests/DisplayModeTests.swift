@@ -9,9 +9,9 @@ struct DisplayModeTests {
     func periodFromTimings() {
         // vkms's 1024x768@60 (VESA DMT): 1344×806 at 65000 kHz.
         let xga = DisplayMode(width: 1024, height: 768, htotal: 1344, vtotal: 806, clock: 65_000, vrefresh: 60)
-        #expect(xga.period.value == 16_665_600)   // 1344·806/65 MHz = 16.6656 ms (vkms measures 16665.6 µs)
+        #expect(xga.period.value == 16_665_600)  // 1344·806/65 MHz = 16.6656 ms (vkms measures 16665.6 µs)
         let vga = DisplayMode(width: 640, height: 480, htotal: 800, vtotal: 525, clock: 25_175, vrefresh: 60)
-        #expect(vga.period.value == 16_683_217)   // 59.94 Hz, not 60
+        #expect(vga.period.value == 16_683_217)  // 59.94 Hz, not 60
         #expect(DisplayMode(width: 640, height: 480, htotal: 800, vtotal: 525, clock: 25_175, interlaced: true).period.value == 8_341_609)
         #expect(DisplayMode(width: 320, height: 240, htotal: 400, vtotal: 262, clock: 12_575, doubleScan: true).period.value == 16_667_992)
     }
@@ -32,7 +32,7 @@ struct DisplayModeTests {
     func requests() throws {
         let listed = [
             DisplayMode(width: 1024, height: 768, htotal: 1344, vtotal: 806, clock: 65_000, vrefresh: 60, isPreferred: true),
-            DisplayMode(width: 640, height: 480, htotal: 800, vtotal: 525, clock: 25_175, vrefresh: 60),
+            DisplayMode(width: 640, height: 480, htotal: 800, vtotal: 525, clock: 25_175, vrefresh: 60)
         ]
         #expect(try ModeRequest(parsing: "1024x768").select(from: listed) == listed[0])
         #expect(try ModeRequest(parsing: "640x480").select(from: listed) == listed[1])
@@ -42,7 +42,8 @@ struct DisplayModeTests {
         #expect(throws: DRMError.modeNotFound(requested: "1234x777", available: ["1024x768", "640x480"])) {
             try ModeRequest(parsing: "1234x777").select(from: listed)
         }
-        #expect(DRMError.modeNotFound(requested: "1234x777", available: ["1024x768"]).description
+        #expect(
+            DRMError.modeNotFound(requested: "1234x777", available: ["1024x768"]).description
                 == "The display has no 1234x777 mode. It offers: 1024x768.")
     }
 

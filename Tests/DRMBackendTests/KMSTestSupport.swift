@@ -68,8 +68,9 @@ extension ChildProcess {
     /// A child of the tests here: `arguments` in this process's environment with `environment`
     /// set on top, its standard error captured (read with ``errorLines``).
     static func start(_ arguments: [String], environment: [String: String] = [:], input: String = "/dev/null") throws -> ChildProcess {
-        try ChildProcess(arguments, environment: ChildProcess.inheritedEnvironment.merging(environment) { $1 }, input: input,
-                         output: .discarded, errors: .captured)
+        try ChildProcess(
+            arguments, environment: ChildProcess.inheritedEnvironment.merging(environment) { $1 }, input: input,
+            output: .discarded, errors: .captured)
     }
 
     /// The lines the child wrote to standard error so far.
@@ -106,8 +107,10 @@ extension ChildProcess {
 /// nothing on its main thread from the probe's first counted frame to its last: the per-frame
 /// path allocates nothing on DRM either (DemoAllocationTests is the Wayland counterpart).
 @MainActor
-func expectNoAllocationPerFrame(_ arguments: [String], label: String,
-                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+func expectNoAllocationPerFrame(
+    _ arguments: [String], label: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
     try AllocationProbe.withProbe(counting: .kmsCommit, for: label) { probe in
         let run = try ChildProcess.start(arguments, environment: ["LD_PRELOAD": probe])
         let status = run.wait(upTo: .seconds(600))?.status
@@ -115,8 +118,9 @@ func expectNoAllocationPerFrame(_ arguments: [String], label: String,
         let lines = run.errorLines
         for line in lines { print("[\(label)] demo: \(line)") }
         #expect(status == 0, sourceLocation: sourceLocation)
-        let summary = try #require(AllocationProbe.summary(in: lines.joined(separator: "\n")), "no allocation probe summary",
-                                   sourceLocation: sourceLocation)
+        let summary = try #require(
+            AllocationProbe.summary(in: lines.joined(separator: "\n")), "no allocation probe summary",
+            sourceLocation: sourceLocation)
         #expect(summary.frames >= AllocationProbe.to, "\(summary.line)", sourceLocation: sourceLocation)
         #expect(summary.allocations == 0, "\(summary.line): see the demo's lines above", sourceLocation: sourceLocation)
     }

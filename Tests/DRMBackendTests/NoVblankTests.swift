@@ -24,14 +24,17 @@ func expectTimerFrames(_ client: FlipClient, period: Nanoseconds, sourceLocation
     for (i, f) in frames.enumerated() {
         #expect(f.provenance == .timerFallback, "frame \(i): \(f.provenance)", sourceLocation: sourceLocation)
         #expect(f.duration == period, sourceLocation: sourceLocation)
-        #expect((f.timestamp - first.timestamp).value % period.value == 0,
-                "frame \(i): \(f.timestamp) is not frame 0's \(first.timestamp) + whole periods", sourceLocation: sourceLocation)
+        #expect(
+            (f.timestamp - first.timestamp).value % period.value == 0,
+            "frame \(i): \(f.timestamp) is not frame 0's \(first.timestamp) + whole periods", sourceLocation: sourceLocation)
         #expect(f.targetTimestamp == f.timestamp + period, sourceLocation: sourceLocation)
         guard i >= 1 else { continue }
         let a = frames[i - 1]
         #expect(f.timestamp > a.timestamp, "frame \(i)", sourceLocation: sourceLocation)
         if i == 1 {
-            #expect(f.delta == .zero && f.missedFrames == 0, "frame 1: delta \(f.delta), missed \(f.missedFrames)", sourceLocation: sourceLocation)
+            #expect(
+                f.delta == .zero && f.missedFrames == 0, "frame 1: delta \(f.delta), missed \(f.missedFrames)",
+                sourceLocation: sourceLocation)
             continue
         }
         #expect(f.delta == f.timestamp - a.timestamp, sourceLocation: sourceLocation)
@@ -44,11 +47,16 @@ func expectTimerFrames(_ client: FlipClient, period: Nanoseconds, sourceLocation
 }
 
 @MainActor
-@Suite("DRM/KMS on a driver without vblank events (bochs, inside Scripts/vkms-vm --display bochs)", .serialized,
-       .enabled(if: vmDisplay == "bochs" && (hasKMS || insideVM)))
+@Suite(
+    "DRM/KMS on a driver without vblank events (bochs, inside Scripts/vkms-vm --display bochs)", .serialized,
+    .enabled(if: vmDisplay == "bochs" && (hasKMS || insideVM)))
 struct NoVblankTests {
-    @Test("the driver refuses vblank queries (EOPNOTSUPP): 60 callbacks paced by the timer on the exact-period grid, timer provenance, at most one flip per period; the CRTC restored",
-          arguments: [KMSAPI.atomic, .legacy])
+    @Test(
+        """
+        the driver refuses vblank queries (EOPNOTSUPP): 60 callbacks paced by the timer on the exact-period grid, timer provenance, at \
+        most one flip per period; the CRTC restored
+        """,
+        arguments: [KMSAPI.atomic, .legacy])
     func timerPacing(api: KMSAPI) async throws {
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
@@ -76,9 +84,15 @@ struct NoVblankTests {
             #expect(shown.sequence == nil && shown.time >= f.timestamp)
             #expect(client.display.recentKernelVblanks.contains { $0.time == shown.time })
         }
-        print("[drm/\(api)] no vblank: \(client.frames.count) frames on the timer grid, \(client.display.flipsSubmitted) flips; deltas (periods) \(client.frames.prefix(12).map { $0.delta.value / period.value })")
+        print(
+            """
+            [drm/\(api)] no vblank: \(client.frames.count) frames on the timer grid, \(client.display.flipsSubmitted) flips; deltas \
+            (periods) \(client.frames.prefix(12).map { $0.delta.value / period.value })
+            """
+        )
         client.display.shutDown()
-        #expect(crtc.state?.buffer == before?.buffer, "CRTC not restored: \(String(describing: before)) → \(String(describing: crtc.state))")
+        #expect(
+            crtc.state?.buffer == before?.buffer, "CRTC not restored: \(String(describing: before)) → \(String(describing: crtc.state))")
     }
 
     @Test("a callback that draws nothing still ticks by the timer, without flips")
@@ -94,20 +108,34 @@ struct NoVblankTests {
         client.display.shutDown()
     }
 
-    @Test("through seatd on bochs (timer pacing): a VT switch away and back sets the mode again and flips again (it stayed on the console, or held every frame behind a flip that had completed while away), no callbacks while away, a zero delta on return; keys through libinput; the CRTC restored")
+    @Test(
+        """
+        through seatd on bochs (timer pacing): a VT switch away and back sets the mode again and flips again (it stayed on the console, or \
+        held every frame behind a flip that had completed while away), no callbacks while away, a zero delta on return; keys through \
+        libinput; the CRTC restored
+        """
+    )
     func seatSessionAndVTSwitch() async throws {
         try await seatVTSwitch(provenance: .timerFallback, presentedAfterVblank: false, label: "drm on bochs")
     }
 
-    @Test("the demo on bochs: report with pacing timer, timer-fallback provenance on every frame, deltas whole periods, no allocation in frames 40 to 140; exits 0, the CRTC restored",
-          arguments: ["atomic", "legacy"])
+    @Test(
+        """
+        the demo on bochs: report with pacing timer, timer-fallback provenance on every frame, deltas whole periods, no allocation in \
+        frames 40 to 140; exits 0, the CRTC restored
+        """,
+        arguments: ["atomic", "legacy"])
     func demo(api: String) async throws {
-        let demo = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo").path
+        let demo = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo")
+            .path
         let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("bochs-demo-bounce-\(api).json").path
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
-        try expectNoAllocationPerFrame([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api,
-                                              "--frames", "160", "--report", report], label: "drm/\(api) on bochs")
+        try expectNoAllocationPerFrame(
+            [
+                demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api,
+                "--frames", "160", "--report", report
+            ], label: "drm/\(api) on bochs")
         #expect(crtc.state?.buffer == before?.buffer)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
         let environment = json["environment"] as? [String: Any] ?? [:]
@@ -121,12 +149,14 @@ struct NoVblankTests {
         #expect(frames.count > 1 && frames[1]["delta"] as? Double == 0 && frames[1]["missed"] as? Int == 0)
         for i in frames.indices.dropFirst(2) {
             guard let t = frames[i]["timestamp"] as? Double, let p = frames[i - 1]["timestamp"] as? Double,
-                  let delta = frames[i]["delta"] as? Double, let missed = frames[i]["missed"] as? Int else { continue }
+                let delta = frames[i]["delta"] as? Double, let missed = frames[i]["missed"] as? Int
+            else { continue }
             let periods = delta / period
             #expect(abs(periods - periods.rounded()) < 1e-6 && periods >= 1, "frame \(i): delta \(delta) is not whole periods")
             #expect(abs(delta - (t - p)) < 1e-9)
             #expect(missed == Int(periods.rounded()) - 1)
         }
-        print("[drm/\(api)] demo on bochs: \(frames.count) frames, \(frames.filter { $0["presented"] is Double }.count) presented; report \(report)")
+        let presented = frames.filter { $0["presented"] is Double }.count
+        print("[drm/\(api)] demo on bochs: \(frames.count) frames, \(presented) presented; report \(report)")
     }
 }

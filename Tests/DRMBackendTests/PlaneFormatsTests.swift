@@ -24,8 +24,11 @@ struct PlaneFormatsTests {
     @Test("formats with their modifiers: linear for all, a tiled one for the first two only")
     func parses() throws {
         let tiled: UInt64 = 0x0100_0000_0000_0001
-        let formats = try #require(PlaneFormats(inFormatsBlob: blob(formats: [Self.xr24, Self.ar24, Self.rg16],
-                                                                    modifiers: [(0b111, 0, PlaneFormats.linear), (0b011, 0, tiled)])))
+        let formats = try #require(
+            PlaneFormats(
+                inFormatsBlob: blob(
+                    formats: [Self.xr24, Self.ar24, Self.rg16],
+                    modifiers: [(0b111, 0, PlaneFormats.linear), (0b011, 0, tiled)])))
         #expect(formats.fromInFormats)
         #expect(formats.modifiers[Self.xr24] == [PlaneFormats.linear, tiled])
         #expect(formats.modifiers[Self.rg16] == [PlaneFormats.linear])
@@ -59,20 +62,27 @@ struct PlaneFormatsTests {
 
     @Test("atomic errors name the property, its object and the library option to change")
     func errors() {
-        let refused = DRMError.atomicRefused(property: "MODE_ID", object: "CRTC 37", detail: "the mode 640x480@144 is refused", errno: Errno(rawValue: 22))
+        let refused = DRMError.atomicRefused(
+            property: "MODE_ID", object: "CRTC 37", detail: "the mode 640x480@144 is refused", errno: Errno(rawValue: 22))
         #expect(refused.description.contains("MODE_ID of CRTC 37"))
         #expect(refused.description.contains("errno 22"))
         #expect(refused.description.contains("kmsAPI = .legacy") && refused.description.contains("DisplaySurface.Options"))
-        #expect(DRMError.atomicUnavailable(path: "/dev/dri/card0", driver: "simpledrm").description.contains("kmsAPI = .legacy in DisplaySurface.Options or DRMDisplay.Options"))
+        #expect(
+            DRMError.atomicUnavailable(path: "/dev/dri/card0", driver: "simpledrm").description.contains(
+                "kmsAPI = .legacy in DisplaySurface.Options or DRMDisplay.Options"))
     }
 
     @Test("a kernel refusal says what errno means; a refused mode set names the options to change")
     func kernelErrors() {
-        #expect(DRMError.kernel(operation: "drmModeSetCrtc(640x480@144.0)", errno: Errno(rawValue: EINVAL)).description
+        #expect(
+            DRMError.kernel(operation: "drmModeSetCrtc(640x480@144.0)", errno: Errno(rawValue: EINVAL)).description
                 == "drmModeSetCrtc(640x480@144.0) failed: Invalid argument (errno 22). The driver refused to show this mode: "
                 + "choose another (mode in DisplaySurface.Options or DRMDisplay.Options), or the other KMS API (kmsAPI there).")
-        #expect(DRMError.kernel(operation: "drmModePageFlip", errno: Errno(rawValue: EBUSY)).description
+        #expect(
+            DRMError.kernel(operation: "drmModePageFlip", errno: Errno(rawValue: EBUSY)).description
                 == "drmModePageFlip failed: Device or resource busy (errno 16).")
-        #expect(DRMError.kernel(operation: "drmModeAtomicCommit(ALLOW_MODESET, 640x480@60.0)", errno: Errno(rawValue: ENOSPC)).description.contains("mode in DisplaySurface.Options"))
+        #expect(
+            DRMError.kernel(operation: "drmModeAtomicCommit(ALLOW_MODESET, 640x480@60.0)", errno: Errno(rawValue: ENOSPC)).description
+                .contains("mode in DisplaySurface.Options"))
     }
 }

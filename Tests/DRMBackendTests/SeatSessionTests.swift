@@ -38,8 +38,10 @@ final class VirtualKeyboard {
         }
         let sys = "/sys/devices/virtual/input/" + String(decoding: name.prefix { $0 != 0 }, as: UTF8.self)
         let event = (try? FileManager.default.contentsOfDirectory(atPath: sys))?.first { $0.hasPrefix("event") }
-        guard let event, let number = (try? String(contentsOfFile: "\(sys)/\(event)/dev", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) else {
+        guard let event,
+            let number = (try? String(contentsOfFile: "\(sys)/\(event)/dev", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        else {
             close(fd)
             throw DRMError.noDevice(path: "\(sys)/event*")
         }
@@ -122,7 +124,12 @@ enum SeatSessionProbe {
 }
 
 extension VKMSTests {
-    @Test("through seatd as user nobody: a VT switch away and back (no callbacks while away, the console's framebuffer shown, a zero delta and the kernel's sequence on return), keys through libinput, the CRTC restored at exit")
+    @Test(
+        """
+        through seatd as user nobody: a VT switch away and back (no callbacks while away, the console's framebuffer shown, a zero delta \
+        and the kernel's sequence on return), keys through libinput, the CRTC restored at exit
+        """
+    )
     func seatSessionAndVTSwitch() async throws {
         try await seatVTSwitch(provenance: .hardwareVBlank, presentedAfterVblank: true, label: "drm")
     }
@@ -161,28 +168,33 @@ func seatVTSwitch(provenance: TimestampProvenance, presentedAfterVblank: Bool, l
             unlink(socket)
         }
     }
-    #expect(await eventually(within: .seconds(60)) { FileManager.default.fileExists(atPath: socket) || !seatd.isRunning },
-            "seatd did not start: \(seatd.errorLines)")
+    #expect(
+        await eventually(within: .seconds(60)) { FileManager.default.fileExists(atPath: socket) || !seatd.isRunning },
+        "seatd did not start: \(seatd.errorLines)")
     try #require(seatd.isRunning, "seatd exited: \(seatd.errorLines)")
 
     let crtc = try #require(CRTCWatcher())
     let before = crtc.state
     // Standard input /dev/null (no terminal): keys come through libinput.
-    let run = try ChildProcess.start(["/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
-                         "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-                         demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
-                         "--report", report, "--log-level", "debug"])
+    let run = try ChildProcess.start([
+        "/usr/bin/env", "HOME=/tmp", "XDG_RUNTIME_DIR=/tmp",
+        "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+        demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600",
+        "--report", report, "--log-level", "debug"
+    ])
     func flips(_ count: Int) async -> Bool { await seeFlips(count, on: crtc, other: before?.buffer, while: run) }
     #expect(await flips(4), "the demo never flipped: \(run.errorLines.suffix(20))")
     let lines = run.errorLines
     #expect(lines.contains { $0.contains("seat seat0: session active") }, "not through the seat: \(lines.suffix(30))")
-    #expect(lines.contains { $0.contains("keys: no terminal on standard input; the console's keyboards through libinput") },
-            "no libinput keys: \(lines.filter { $0.contains("keys") || $0.contains("input") })")
+    #expect(
+        lines.contains { $0.contains("keys: no terminal on standard input; the console's keyboards through libinput") },
+        "no libinput keys: \(lines.filter { $0.contains("keys") || $0.contains("input") })")
 
     // Away: VT 2. The switch completes only after the demo let go.
     let switched = await activateVT(2)
     let active = (try? String(contentsOfFile: "/sys/class/tty/tty0/active", encoding: .utf8)) ?? "?"
-    try #require(switched, "VT 2 not activated (active: \(active)); seatd: \(seatd.errorLines.suffix(15)); demo: \(run.errorLines.suffix(8))")
+    try #require(
+        switched, "VT 2 not activated (active: \(active)); seatd: \(seatd.errorLines.suffix(15)); demo: \(run.errorLines.suffix(8))")
     #expect(await run.line(containing: "session disabled: no flips") != nil, "no disable: \(run.errorLines.suffix(20))")
     let away = MonotonicInstant.now()
     // The console (fbcon's framebuffer, as before the demo) is on screen while away.
@@ -220,6 +232,7 @@ func seatVTSwitch(provenance: TimestampProvenance, presentedAfterVblank: Bool, l
     #expect(zero == [0, 1, r], "zero deltas at \(zero.sorted()), return at \(r)")
     let period = (json["environment"] as? [String: Any])?["period_exact"] as? Double ?? 0
     expectReportFrames(frames, period: period, zeroDeltas: zero, presentedAfterVblank: presentedAfterVblank)
-    print("[\(label)] seat: demo as nobody through seatd; VT 2 and back: \(frames.count) frames, none while away, "
-          + "return at frame \(r) (delta 0, sequence \(sequenceBefore) → \(sequenceAfter)); space and q through libinput; CRTC restored")
+    print(
+        "[\(label)] seat: demo as nobody through seatd; VT 2 and back: \(frames.count) frames, none while away, "
+            + "return at frame \(r) (delta 0, sequence \(sequenceBefore) → \(sequenceAfter)); space and q through libinput; CRTC restored")
 }

@@ -8,13 +8,20 @@ import Testing
 
 /// DisplaySurface on vkms: in the VKMS suite, so never at the same time as its tests (one master).
 extension VKMSTests {
-    @Test("DisplaySurface: auto without a compositor opens the KMS output: mode size, environment, warm-up, frames with beginFrame/present, read-back; close restores the CRTC")
+    @Test(
+        """
+        DisplaySurface: auto without a compositor opens the KMS output: mode size, environment, warm-up, frames with beginFrame/present, \
+        read-back; close restores the CRTC
+        """
+    )
     func surfaceAutoOpensKMS() async throws {
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
-        let surface = try DisplaySurface(options: .init(backend: .auto, mode: .init(width: 640, height: 480),
-                                                        waylandSocket: "/tmp/no-compositor-\(getpid())",
-                                                        readsConsoleKeys: false))
+        let surface = try DisplaySurface(
+            options: .init(
+                backend: .auto, mode: .init(width: 640, height: 480),
+                waylandSocket: "/tmp/no-compositor-\(getpid())",
+                readsConsoleKeys: false))
         #expect(surface.backend == .drm)
         #expect(surface.width == 640 && surface.height == 480)
         let keys = surface.environment.map(\.key)
@@ -48,7 +55,9 @@ extension VKMSTests {
         #expect(crtc.state?.buffer == before?.buffer, "CRTC not restored")
         if case .int(let flips)? = surface.environment.first(where: { $0.key == "flips_completed" })?.value {
             #expect(flips > 0)
-        } else { Issue.record("no flips_completed after close") }
+        } else {
+            Issue.record("no flips_completed after close")
+        }
     }
 
     @Test("DisplaySurface: DRM errors through the surface name its options")

@@ -40,9 +40,12 @@ func expectHardwareFrames(_ client: FlipClient, period: Nanoseconds, sourceLocat
     #expect(frames.count >= 2, sourceLocation: sourceLocation)
     guard frames.count >= 2 else { return }
     #expect(frames[0].provenance == .hardwareVBlank, sourceLocation: sourceLocation)
-    #expect(kernel[frames[0].sequence]?.contains(frames[0].timestamp) == true,
-            "frame 0: \(frames[0].timestamp) is not the vblank the kernel reported for \(frames[0].sequence)", sourceLocation: sourceLocation)
-    #expect(frames[1].sequence > frames[0].sequence, "one sequence space: \(frames[0].sequence) → \(frames[1].sequence)", sourceLocation: sourceLocation)
+    #expect(
+        kernel[frames[0].sequence]?.contains(frames[0].timestamp) == true,
+        "frame 0: \(frames[0].timestamp) is not the vblank the kernel reported for \(frames[0].sequence)", sourceLocation: sourceLocation)
+    #expect(
+        frames[1].sequence > frames[0].sequence, "one sequence space: \(frames[0].sequence) → \(frames[1].sequence)",
+        sourceLocation: sourceLocation)
     #expect(frames[1].delta == .zero && frames[1].missedFrames == 0, sourceLocation: sourceLocation)
     for (i, f) in frames.enumerated() {
         #expect(f.duration == period, "frame \(i): duration \(f.duration.value) ns", sourceLocation: sourceLocation)
@@ -50,28 +53,35 @@ func expectHardwareFrames(_ client: FlipClient, period: Nanoseconds, sourceLocat
         #expect(ahead > 0 && ahead % period.value == 0, "frame \(i): target − timestamp = \(ahead) ns", sourceLocation: sourceLocation)
         guard i >= 1 else { continue }
         #expect(f.provenance == .hardwareVBlank, sourceLocation: sourceLocation)
-        #expect(kernel[f.sequence]?.contains(f.timestamp) == true,
-                "frame \(i): timestamp \(f.timestamp) is not a vblank time the kernel reported for \(f.sequence) (\(kernel[f.sequence] ?? []))",
-                sourceLocation: sourceLocation)
+        #expect(
+            kernel[f.sequence]?.contains(f.timestamp) == true,
+            "frame \(i): timestamp \(f.timestamp) is not a vblank time the kernel reported for \(f.sequence) (\(kernel[f.sequence] ?? []))",
+            sourceLocation: sourceLocation)
         if let shown = client.presented[f.refreshIndex] {
             let known = shown.sequence.flatMap { kernel[$0] }
-            #expect(known?.contains(shown.time) == true, "frame \(i): presented at \(shown.time), not a reported vblank", sourceLocation: sourceLocation)
-            #expect(shown.sequence.map { $0 > f.sequence } == true, "frame \(i) (vblank \(f.sequence)) presented at vblank \(String(describing: shown.sequence))",
-                    sourceLocation: sourceLocation)
+            #expect(
+                known?.contains(shown.time) == true, "frame \(i): presented at \(shown.time), not a reported vblank",
+                sourceLocation: sourceLocation)
+            #expect(
+                shown.sequence.map { $0 > f.sequence } == true,
+                "frame \(i) (vblank \(f.sequence)) presented at vblank \(String(describing: shown.sequence))",
+                sourceLocation: sourceLocation)
         }
         guard i >= 2 else { continue }
         let a = frames[i - 1]
         #expect(f.sequence > a.sequence, "frame \(i): sequence \(a.sequence) → \(f.sequence)", sourceLocation: sourceLocation)
         guard f.sequence > a.sequence else { continue }
-        #expect(f.missedFrames == Int(f.sequence - a.sequence) - 1, "frame \(i): seq \(a.sequence) → \(f.sequence), missed \(f.missedFrames)",
-                sourceLocation: sourceLocation)
+        #expect(
+            f.missedFrames == Int(f.sequence - a.sequence) - 1, "frame \(i): seq \(a.sequence) → \(f.sequence), missed \(f.missedFrames)",
+            sourceLocation: sourceLocation)
         #expect(f.delta == f.timestamp - a.timestamp, "frame \(i)", sourceLocation: sourceLocation)
     }
 }
 
 @MainActor
-@Suite("DRM/KMS on vkms (inside Scripts/vkms-vm; fails there without a device)", .serialized,
-       .enabled(if: vmDisplay == "vkms" && (hasKMS || insideVM)))
+@Suite(
+    "DRM/KMS on vkms (inside Scripts/vkms-vm; fails there without a device)", .serialized,
+    .enabled(if: vmDisplay == "vkms" && (hasKMS || insideVM)))
 struct VKMSTests {
     /// The exact period from the timings, computed here independently (rounded to the ns).
     func exactPeriod(_ m: DisplayMode) -> Nanoseconds {
@@ -80,8 +90,12 @@ struct VKMSTests {
         return Nanoseconds((scan + divisor / 2) / divisor)
     }
 
-    @Test("mode set and 120 callbacks: every timestamp a vblank the kernel reported, misses = sequence steps, exact duration and whole-period targets; the CRTC restored",
-          arguments: [KMSAPI.atomic, .legacy])
+    @Test(
+        """
+        mode set and 120 callbacks: every timestamp a vblank the kernel reported, misses = sequence steps, exact duration and whole-period \
+        targets; the CRTC restored
+        """,
+        arguments: [KMSAPI.atomic, .legacy])
     func flips(api: KMSAPI) async throws {
         let before = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
         let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60"), kmsAPI: api))
@@ -99,11 +113,17 @@ struct VKMSTests {
         #expect(client.display.flipsCompleted >= 1)
         client.display.shutDown()
         let after = DRMDisplay.crtcState(devicePath: "/dev/dri/card0")
-        #expect(before?.buffer == after?.buffer && before?.modeValid == after?.modeValid, "CRTC not restored: \(String(describing: before)) → \(String(describing: after))")
+        #expect(
+            before?.buffer == after?.buffer && before?.modeValid == after?.modeValid,
+            "CRTC not restored: \(String(describing: before)) → \(String(describing: after))")
     }
 
-    @Test("a renderer that presents a period + 3 ms after its vblank misses every vblank: two frames in flight (targets two periods ahead from then on), each frame shown at a reported vblank",
-          arguments: [KMSAPI.atomic, .legacy])
+    @Test(
+        """
+        a renderer that presents a period + 3 ms after its vblank misses every vblank: two frames in flight (targets two periods ahead \
+        from then on), each frame shown at a reported vblank
+        """,
+        arguments: [KMSAPI.atomic, .legacy])
     func slowRendererGoesToTwoInFlight(api: KMSAPI) async throws {
         let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480@60"), kmsAPI: api))
         #expect(client.display.kmsAPI == api)
@@ -119,7 +139,9 @@ struct VKMSTests {
         // vblanks after its own or later.
         for (i, f) in client.frames.enumerated().dropFirst() {
             guard let shown = client.presented[f.refreshIndex] else { continue }
-            #expect(shown.sequence.map { $0 >= f.sequence + 2 } == true, "frame \(i) (vblank \(f.sequence)) shown at vblank \(String(describing: shown.sequence))")
+            #expect(
+                shown.sequence.map { $0 >= f.sequence + 2 } == true,
+                "frame \(i) (vblank \(f.sequence)) shown at vblank \(String(describing: shown.sequence))")
         }
         // Two in flight: a frame targeted two periods ahead, and from then on never fewer.
         let ahead = client.frames.map { ($0.targetTimestamp - $0.timestamp).value / period.value }
@@ -164,12 +186,19 @@ struct VKMSTests {
         client.display.shutDown()
     }
 
-    @Test("callbacks before the first frame that draw nothing: the next comes a period later until one draws and sets the mode; then flips, deltas the timestamp differences throughout")
+    @Test(
+        """
+        callbacks before the first frame that draw nothing: the next comes a period later until one draws and sets the mode; then flips, \
+        deltas the timestamp differences throughout
+        """
+    )
     func nothingDrawnFirst() async throws {
         let client = try FlipClient(.init(mode: try ModeRequest(parsing: "640x480")))
         client.drawsNothingFirst = 3
         client.start()
-        #expect(await eventually(within: .seconds(120)) { client.frames.count >= 20 || client.failure != nil }, "\(client.frames.count) callbacks")
+        #expect(
+            await eventually(within: .seconds(120)) { client.frames.count >= 20 || client.failure != nil },
+            "\(client.frames.count) callbacks")
         client.link?.invalidate()
         #expect(client.failure == nil)
         #expect(client.display.flipsSubmitted > 0)
@@ -205,8 +234,12 @@ struct VKMSTests {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("displaylink-demo").path
     }
 
-    @Test("the demo: bounce 160 frames at 640x480 with a report that holds at any speed and no allocation in frames 40 to 140; SIGTERM restores the CRTC",
-          arguments: ["atomic", "legacy"])
+    @Test(
+        """
+        the demo: bounce 160 frames at 640x480 with a report that holds at any speed and no allocation in frames 40 to 140; SIGTERM \
+        restores the CRTC
+        """,
+        arguments: ["atomic", "legacy"])
     func demoRuns(api: String) async throws {
         let demo = demoPath()
         // Beside the build (in the shared checkout), so the report outlives the VM for a person to read.
@@ -214,8 +247,11 @@ struct VKMSTests {
         // Watched through a descriptor that is never master (a fresh open would be, racing the demo's).
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
-        try expectNoAllocationPerFrame([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api,
-                                              "--frames", "160", "--report", report], label: "drm/\(api)")
+        try expectNoAllocationPerFrame(
+            [
+                demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api,
+                "--frames", "160", "--report", report
+            ], label: "drm/\(api)")
         #expect(crtc.state?.buffer == before?.buffer)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any] ?? [:]
         #expect(json["backend"] as? String == "drm")
@@ -233,7 +269,8 @@ struct VKMSTests {
         }
         #expect(frames.dropFirst().allSatisfy { $0["provenance"] as? String == TimestampProvenance.hardwareVBlank.rawValue })
         expectReportFrames(frames, period: period, zeroDeltas: [0, 1])
-        print("[drm/\(api)] demo bounce 640x480: \(frames.count) frames, \(frames.filter { $0["presented"] is Double }.count) presented; report: \(report)")
+        let presented = frames.filter { $0["presented"] is Double }.count
+        print("[drm/\(api)] demo bounce 640x480: \(frames.count) frames, \(presented) presented; report: \(report)")
 
         // SIGTERM mid-run: a clean exit, and the CRTC is back.
         let long = try ChildProcess.start([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--kms-api", api, "--seconds", "600"])
@@ -247,7 +284,12 @@ struct VKMSTests {
         #expect(crtc.state?.buffer == before?.buffer)
     }
 
-    @Test("console keys from a terminal in raw mode, each typed when the demo said the last one took effect: space pauses and resumes (zero delta), q quits, the terminal is restored")
+    @Test(
+        """
+        console keys from a terminal in raw mode, each typed when the demo said the last one took effect: space pauses and resumes (zero \
+        delta), q quits, the terminal is restored
+        """
+    )
     func consoleKeys() async throws {
         let demo = demoPath()
         let report = URL(fileURLWithPath: demo).deletingLastPathComponent().appendingPathComponent("vkms-demo-keys.json").path
@@ -267,8 +309,9 @@ struct VKMSTests {
 
         let crtc = try #require(CRTCWatcher())
         let crtcBefore = crtc.state
-        let run = try ChildProcess.start([demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600", "--report", report],
-                                         input: "/dev/pts/\(number)")
+        let run = try ChildProcess.start(
+            [demo, "bounce", "--backend", "drm", "--mode", "640x480", "--seconds", "600", "--report", report],
+            input: "/dev/pts/\(number)")
         func flips(_ count: Int) async -> Bool { await seeFlips(count, on: crtc, other: crtcBefore?.buffer, while: run) }
         // On screen and flipping (the mode set, then a few flips) before the first key.
         #expect(await flips(4), "the demo never flipped")
@@ -298,21 +341,31 @@ struct VKMSTests {
         let resumeIndex = frames.firstIndex { $0["refresh_index"] as? Int == resumeRefresh }
         #expect(resumeIndex != nil, "the resumed callback (refresh \(String(describing: resumeRefresh))) is not in the report")
         let zero = Set(frames.indices.filter { frames[$0]["delta"] as? Double == 0 })
-        #expect(zero == Set([0, 1] + (resumeIndex.map { [$0] } ?? [])), "zero deltas at \(zero.sorted()), resume at \(String(describing: resumeIndex))")
+        #expect(
+            zero == Set([0, 1] + (resumeIndex.map { [$0] } ?? [])),
+            "zero deltas at \(zero.sorted()), resume at \(String(describing: resumeIndex))")
         let period = (json["environment"] as? [String: Any])?["period_exact"] as? Double ?? 0
         expectReportFrames(frames, period: period, zeroDeltas: zero)
-        print("[drm] console keys: \(frames.count) frames; zero deltas at \(zero.sorted()) (resume at \(String(describing: resumeIndex))); q quit with status 0; terminal restored")
+        print(
+            """
+            [drm] console keys: \(frames.count) frames; zero deltas at \(zero.sorted()) (resume at \(String(describing: resumeIndex))); q \
+            quit with status 0; terminal restored
+            """
+        )
     }
 }
 
 /// The report's frames: what holds at any speed (as ``expectHardwareFrames``, from the JSON).
 /// `presentedAfterVblank`: a frame is presented no earlier than the vblank after its own (false
 /// for a driver whose flips complete at once, without vblanks).
-func expectReportFrames(_ frames: [[String: Any]], period: Double, zeroDeltas allowed: Set<Int>,
-                        presentedAfterVblank: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) {
+func expectReportFrames(
+    _ frames: [[String: Any]], period: Double, zeroDeltas allowed: Set<Int>,
+    presentedAfterVblank: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
+) {
     for i in frames.indices {
         guard let t = frames[i]["timestamp"] as? Double, let target = frames[i]["target_timestamp"] as? Double,
-              let duration = frames[i]["duration"] as? Double, let delta = frames[i]["delta"] as? Double else {
+            let duration = frames[i]["duration"] as? Double, let delta = frames[i]["delta"] as? Double
+        else {
             Issue.record("frame \(i) incomplete", sourceLocation: sourceLocation)
             continue
         }
@@ -324,8 +377,9 @@ func expectReportFrames(_ frames: [[String: Any]], period: Double, zeroDeltas al
             continue
         }
         guard i >= 1, let p = frames[i - 1]["timestamp"] as? Double,
-              let s = frames[i]["sequence"] as? Int, let ps = frames[i - 1]["sequence"] as? Int,
-              let missed = frames[i]["missed"] as? Int else { continue }
+            let s = frames[i]["sequence"] as? Int, let ps = frames[i - 1]["sequence"] as? Int,
+            let missed = frames[i]["missed"] as? Int
+        else { continue }
         // Seconds as doubles from whole nanoseconds: equal to well below a nanosecond.
         #expect(delta > 0 && abs(delta - (t - p)) < 1e-9, "frame \(i): delta \(delta), difference \(t - p)", sourceLocation: sourceLocation)
         #expect(missed == s - ps - 1, "frame \(i): sequence \(ps) → \(s), missed \(missed)", sourceLocation: sourceLocation)

@@ -11,8 +11,9 @@ import DisplayLinkWaylandTesting
 /// the socket again whether more is (the next wait says so).
 @Suite("No allocation per frame", .serialized)
 struct DemoAllocationTests {
-    @Test("frames 40 to 140 allocate nothing and poll nothing without waiting, on the main thread (quad, bounce with its HUD, scroll)",
-          arguments: [["quad"], ["bounce", "--views", "60"], ["scroll"]])
+    @Test(
+        "frames 40 to 140 allocate nothing and poll nothing without waiting, on the main thread (quad, bounce with its HUD, scroll)",
+        arguments: [["quad"], ["bounce", "--views", "60"], ["scroll"]])
     func noAllocationPerFrame(scene: [String]) throws {
         let weston = try HeadlessWeston()
         defer { weston.stop() }
@@ -26,8 +27,9 @@ struct DemoAllocationTests {
 
     private func expectNoAllocation(_ arguments: [String], weston: HeadlessWeston?) throws {
         try AllocationProbe.withProbe(counting: .eglSwapBuffers, for: "DemoAllocationTests") { probe in
-            let demo = try DemoProcess.run(arguments + ["--size", "250x250", "--frames", "160"],
-                                           weston: weston, extraEnvironment: ["LD_PRELOAD": probe])
+            let demo = try DemoProcess.run(
+                arguments + ["--size", "250x250", "--frames", "160"],
+                weston: weston, extraEnvironment: ["LD_PRELOAD": probe])
             #expect(demo.status == 0, "stderr: \(demo.stderr.suffix(2000))")
             let summary = try #require(AllocationProbe.summary(in: demo.stderr), "no probe summary; stderr: \(demo.stderr.suffix(2000))")
             let (frames, allocations, line) = (summary.frames, summary.allocations, summary.line)

@@ -11,8 +11,9 @@ struct DemoLoggingTests {
         let quiet = try DemoProcess.run(["bounce", "--views", "5", "--size", "320x240", "--frames", "3"], weston: weston)
         #expect(quiet.status == 0, "stderr: \(quiet.stderr)")
         #expect(!quiet.stderr.contains("displaylink."), "stderr: \(quiet.stderr)")
-        let loud = try DemoProcess.run(["bounce", "--views", "5", "--size", "320x240", "--frames", "3", "--log-level", "debug"],
-                                       weston: weston)
+        let loud = try DemoProcess.run(
+            ["bounce", "--views", "5", "--size", "320x240", "--frames", "3", "--log-level", "debug"],
+            weston: weston)
         #expect(loud.status == 0, "stderr: \(loud.stderr)")
         #expect(loud.stderr.contains("displaylink.surface"), "stderr: \(loud.stderr)")
         #expect(loud.stderr.contains("backend wayland (auto)"), "stderr: \(loud.stderr)")

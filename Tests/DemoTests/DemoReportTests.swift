@@ -6,12 +6,16 @@ import DisplayLinkWaylandTesting
 
 @Suite("The demo under a real weston: the report's contract", .serialized)
 struct DemoReportTests {
-    static let frameFields = ["index", "timestamp", "target_timestamp", "duration", "delta", "sequence", "missed",
-                              "provenance", "presented", "cpu_time", "callback_at", "encoded_at", "submitted_at"]
-    static let summaryFields = ["frames", "presented", "discarded", "missed", "median_interval", "p99_interval",
-                                "stddev_interval", "median_prediction_error", "cpu_per_frame", "presented_rate",
-                                "presented_per_refresh", "startup_frames", "presented_per_refresh_after_startup",
-                                "refreshes", "refreshes_after_startup"]
+    static let frameFields = [
+        "index", "timestamp", "target_timestamp", "duration", "delta", "sequence", "missed",
+        "provenance", "presented", "cpu_time", "callback_at", "encoded_at", "submitted_at"
+    ]
+    static let summaryFields = [
+        "frames", "presented", "discarded", "missed", "median_interval", "p99_interval",
+        "stddev_interval", "median_prediction_error", "cpu_per_frame", "presented_rate",
+        "presented_per_refresh", "startup_frames", "presented_per_refresh_after_startup",
+        "refreshes", "refreshes_after_startup"
+    ]
 
     /// The contract every report keeps, at any machine speed: nothing here depends on how fast the
     /// host draws or how often weston presents (a loaded host presents less often, and frames are
@@ -35,16 +39,20 @@ struct DemoReportTests {
             // begins after it (estimates may lie a little ahead). The frame being prepared is seen
             // at or after the last vblank.
             if let t = frame["timestamp"] as? Double, let c = frame["callback_at"] as? Double,
-               let e = frame["encoded_at"] as? Double, let s = frame["submitted_at"] as? Double,
-               let target = frame["target_timestamp"] as? Double {
+                let e = frame["encoded_at"] as? Double, let s = frame["submitted_at"] as? Double,
+                let target = frame["target_timestamp"] as? Double
+            {
                 #expect(c <= e && e <= s, "frame \(i): callback \(c), encoded \(e), submitted \(s)")
-                if frame["provenance"] as? String == "presentation-feedback" { #expect(t <= c, "frame \(i): vblank \(t) after callback \(c)") }
+                if frame["provenance"] as? String == "presentation-feedback" {
+                    #expect(t <= c, "frame \(i): vblank \(t) after callback \(c)")
+                }
                 #expect(target >= t, "frame \(i): target \(target) before its vblank \(t)")
             } else {
                 Issue.record("frame \(i): missing times")
             }
             if i > 0, let t = frame["timestamp"] as? Double, let p = frames[i - 1]["timestamp"] as? Double,
-               let d = frame["delta"] as? Double {
+                let d = frame["delta"] as? Double
+            {
                 #expect(abs(d - (t - p)) < 1e-6, "frame \(i): delta \(d) ≠ \(t - p)")
             }
         }
@@ -71,7 +79,9 @@ struct DemoReportTests {
         let startup = summary["startup_frames"] as? Int ?? -1
         #expect(startup >= 0)
         let perRefresh = Self.refreshShare(frames[...])
-        #expect(Self.same(summary["presented_per_refresh"] as? Double, perRefresh?.share), "presented_per_refresh \(String(describing: summary["presented_per_refresh"])) ≠ \(String(describing: perRefresh))")
+        #expect(
+            Self.same(summary["presented_per_refresh"] as? Double, perRefresh?.share),
+            "presented_per_refresh \(String(describing: summary["presented_per_refresh"])) ≠ \(String(describing: perRefresh))")
         #expect(summary["refreshes"] as? Int == perRefresh?.refreshes)
         if presented >= 2 { #expect((perRefresh?.share ?? 0) > 0 && (perRefresh?.share ?? 2) <= 1, "\(String(describing: perRefresh))") }
         let afterStartup = frames.count > startup + 1 ? Self.refreshShare(frames.dropFirst(max(startup, 0))) : nil
@@ -109,11 +119,13 @@ struct DemoReportTests {
     /// A frame of `duration` ns presented at `presented` ns (nil: not presented).
     static func record(duration: Int64, presented: Int64?, at index: Int = 0) -> FrameRecord {
         let t = MonotonicInstant(nanoseconds: 1_000_000_000 + Int64(index) * 1_000_000)
-        let frame = DisplayFrame(timestamp: t, targetTimestamp: t, duration: Nanoseconds(duration), delta: Nanoseconds(0),
-                                 sequence: UInt64(index + 1), missedFrames: 0, provenance: .presentationFeedback,
-                                 refreshIndex: UInt64(index), frameInterval: 1)
-        return FrameRecord(frame: frame, presented: presented.map { MonotonicInstant(nanoseconds: $0) }, cpuTime: 0,
-                           callbackAt: t, encodedAt: t, submittedAt: t)
+        let frame = DisplayFrame(
+            timestamp: t, targetTimestamp: t, duration: Nanoseconds(duration), delta: Nanoseconds(0),
+            sequence: UInt64(index + 1), missedFrames: 0, provenance: .presentationFeedback,
+            refreshIndex: UInt64(index), frameInterval: 1)
+        return FrameRecord(
+            frame: frame, presented: presented.map { MonotonicInstant(nanoseconds: $0) }, cpuTime: 0,
+            callbackAt: t, encodedAt: t, submittedAt: t)
     }
 
     /// Frames with these durations presented after these gaps (the first at 2 s).
@@ -133,12 +145,18 @@ struct DemoReportTests {
         return Int64((Double(times.last! - times.first!) / period).rounded())
     }
 
-    @Test("presented per refresh, weston 10's shape: a first commit three repaints long and a period measured 2 % long give 117/119 and 107/107, never more presentations than refreshes")
+    @Test(
+        """
+        presented per refresh, weston 10's shape: a first commit three repaints long and a period measured 2 % long give 117/119 and \
+        107/107, never more presentations than refreshes
+        """
+    )
     func presentedPerRefreshWeston10() throws {
         // weston 10 headless: advertised 16.67 ms (the first two frames' duration), repaints
         // every 25.4 ms; the scheduler's measured period, 25.9 ms, is 2 % long.
-        let records = Self.records(durations: [16_666_667, 16_666_667] + Array(repeating: 25_900_000, count: 116),
-                                   gaps: [76_200_000] + Array(repeating: 25_400_000, count: 116))
+        let records = Self.records(
+            durations: [16_666_667, 16_666_667] + Array(repeating: 25_900_000, count: 116),
+            gaps: [76_200_000] + Array(repeating: 25_400_000, count: 116))
         // The span over the period counts 117 refreshes for the 117 presentations after the
         // first, and 105 for the 107 after start-up: the 1.0 and 1.019 of such a run.
         #expect(Self.spanOverPeriod(records[...]) == 117)
@@ -153,8 +171,9 @@ struct DemoReportTests {
         #expect(afterStartup.share == 1)
 
         // The summary, the JSON and the printed figures say the same.
-        let report = FrameReport(backend: "wayland", scene: "scroll", environment: [], records: records, discarded: 0,
-                                 sceneCount: ("rows", 1000))
+        let report = FrameReport(
+            backend: "wayland", scene: "scroll", environment: [], records: records, discarded: 0,
+            sceneCount: ("rows", 1000))
         let summary = report.summary
         #expect(summary.presentedPerRefresh == 117.0 / 119.0)
         #expect(summary.presentedPerRefreshAfterStartup == 1)
@@ -171,7 +190,12 @@ struct DemoReportTests {
         #expect(Self.same(fields["presented_per_refresh"] as? Double, recomputed.share))
     }
 
-    @Test("presented per refresh: a new frame at every repaint, a few of them late, is 1 (the span over the median period counts one refresh too many)")
+    @Test(
+        """
+        presented per refresh: a new frame at every repaint, a few of them late, is 1 (the span over the median period counts one refresh \
+        too many)
+        """
+    )
     func presentedPerRefreshLateRepaints() throws {
         // 107 repaints 25.3 ms apart and 10 late ones, 28.4 ms; the measured period 25.39 ms.
         let gaps = (0..<117).map { $0 % 12 == 5 ? Int64(28_400_000) : 25_300_000 }
@@ -182,17 +206,24 @@ struct DemoReportTests {
         #expect(FrameReport.presentedPerRefresh(records[...]) == 1)
     }
 
-    @Test("presented per refresh: every other refresh is 1/2; unpresented frames and repeated presentation times add no presentation; under two presentation times or no period, none")
+    @Test(
+        """
+        presented per refresh: every other refresh is 1/2; unpresented frames and repeated presentation times add no presentation; under \
+        two presentation times or no period, none
+        """
+    )
     func presentedPerRefreshCounts() {
         let halves = Self.records(durations: Array(repeating: 16_666_667, count: 21), gaps: Array(repeating: 33_333_334, count: 20))
         #expect(FrameReport.refreshShare(halves[...]) == FrameReport.RefreshShare(presented: 20, refreshes: 40))
         // Gaps of 1, 1 and 3 periods, with a discarded frame, one never known, and a frame
         // reported at the same time as the one before it (the same refresh).
         let p: Int64 = 20_000_000, t0: Int64 = 5_000_000_000
-        let mixed = [Self.record(duration: p, presented: t0, at: 0), Self.record(duration: p, presented: nil, at: 1),
-                     Self.record(duration: p, presented: t0 + p, at: 2), Self.record(duration: p, presented: t0 + p, at: 3),
-                     Self.record(duration: p, presented: t0 + 2 * p, at: 4), Self.record(duration: p, presented: nil, at: 5),
-                     Self.record(duration: p, presented: t0 + 5 * p + p / 3, at: 6)]
+        let mixed = [
+            Self.record(duration: p, presented: t0, at: 0), Self.record(duration: p, presented: nil, at: 1),
+            Self.record(duration: p, presented: t0 + p, at: 2), Self.record(duration: p, presented: t0 + p, at: 3),
+            Self.record(duration: p, presented: t0 + 2 * p, at: 4), Self.record(duration: p, presented: nil, at: 5),
+            Self.record(duration: p, presented: t0 + 5 * p + p / 3, at: 6)
+        ]
         #expect(FrameReport.refreshShare(mixed[...]) == FrameReport.RefreshShare(presented: 3, refreshes: 5))
         #expect(FrameReport.refreshShare(mixed.prefix(2)) == nil)
         #expect(FrameReport.refreshShare(mixed[2..<4]) == nil)
@@ -248,8 +279,11 @@ struct DemoReportTests {
         let weston = try HeadlessWeston()
         defer { weston.stop() }
         let path = temporaryPath("bounce.json"), shot = temporaryPath("bounce.png"), plot = temporaryPath("plot.png")
-        let run = try DemoProcess.run(["bounce", "--views", "30", "--size", "320x240", "--frames", "40", "--report", path,
-                                       "--screenshot", shot, "--plot", plot], weston: weston)
+        let run = try DemoProcess.run(
+            [
+                "bounce", "--views", "30", "--size", "320x240", "--frames", "40", "--report", path,
+                "--screenshot", shot, "--plot", plot
+            ], weston: weston)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let report = try loadJSON(path)
         _ = checkCommon(report, scene: "bounce", frames: 40)
@@ -271,8 +305,11 @@ struct DemoReportTests {
         // ≥ 1.5 s after the first one, so its target (≥ its vblank) is past the 1 s scroll
         // however slow the host (60 frames were past it only at weston's usual ~26 ms a frame).
         let duration = 1.0, seconds = 1.5
-        let run = try DemoProcess.run(["scroll", "--rows", "1000", "--duration", String(duration), "--size", "320x240",
-                                       "--seconds", String(seconds), "--report", path], weston: weston)
+        let run = try DemoProcess.run(
+            [
+                "scroll", "--rows", "1000", "--duration", String(duration), "--size", "320x240",
+                "--seconds", String(seconds), "--report", path
+            ], weston: weston)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let report = try loadJSON(path)
         let frames = checkCommon(report, scene: "scroll", frames: nil)
@@ -283,7 +320,7 @@ struct DemoReportTests {
         var previousOffset = -1.0, previousFraction = -Double.infinity, ended = false, midScroll = 0
         for (i, frame) in frames.enumerated() {
             guard let offset = frame["scroll_offset"] as? Double, let first = frame["first_row"] as? Int,
-                  let last = frame["last_row"] as? Int, let target = frame["target_timestamp"] as? Double
+                let last = frame["last_row"] as? Int, let target = frame["target_timestamp"] as? Double
             else { Issue.record("frame \(i): scroll fields missing"); continue }
             #expect(frame.keys.contains("fraction"))
             let fraction = frame["fraction"] as? Double
@@ -330,8 +367,11 @@ struct DemoReportTests {
         defer { weston.stop() }
         let path = temporaryPath("fixed-step.json")
         // A linear scroll over 100 s of the 43,792-pixel list: 437.92 px a second, 4.3792 px a 10 ms step.
-        let run = try DemoProcess.run(["scroll", "--rows", "1000", "--duration", "100", "--curve", "linear", "--size", "320x240",
-                                       "--fixed-step", "0.01", "--frames", "12", "--report", path], weston: weston)
+        let run = try DemoProcess.run(
+            [
+                "scroll", "--rows", "1000", "--duration", "100", "--curve", "linear", "--size", "320x240",
+                "--fixed-step", "0.01", "--frames", "12", "--report", path
+            ], weston: weston)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let frames = checkCommon(try loadJSON(path), scene: "scroll", frames: 12)
         let end = 1000 * 44.0 - 208, speed = end / 100
@@ -351,9 +391,11 @@ struct DemoReportTests {
 
     @Test("bad arguments: a clear message and exit status 2")
     func badArguments() throws {
-        for arguments in [["bounce", "--views", "0"], ["scroll", "--curve", "bouncy"], ["bounce", "--size", "12x"],
-                          ["bounce", "--frames", "5", "--seconds", "1"], ["fly"], ["bounce", "--mode", "12x"],
-                          ["bounce", "--mode", "640x480@0"]] {
+        for arguments in [
+            ["bounce", "--views", "0"], ["scroll", "--curve", "bouncy"], ["bounce", "--size", "12x"],
+            ["bounce", "--frames", "5", "--seconds", "1"], ["fly"], ["bounce", "--mode", "12x"],
+            ["bounce", "--mode", "640x480@0"]
+        ] {
             let run = try DemoProcess.run(arguments, weston: nil)
             #expect(run.status == 2, "\(arguments): status \(run.status)")
             #expect(run.stderr.contains("Error:") || run.stderr.contains("error"), "\(arguments): \(run.stderr)")

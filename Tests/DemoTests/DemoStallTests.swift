@@ -12,8 +12,9 @@ struct DemoStallTests {
             weston.stop()
         }
         let path = temporaryPath("stall.json")
-        let demo = try DemoProcess.start(["bounce", "--views", "10", "--size", "320x240", "--seconds", "10", "--report", path],
-                                         weston: weston)
+        let demo = try DemoProcess.start(
+            ["bounce", "--views", "10", "--size", "320x240", "--seconds", "10", "--report", path],
+            weston: weston)
         defer { demo.kill() }
         // Event-driven: the demo says "running:" once its link exists (window configured, before
         // the first frame is committed); weston is stopped then, so from here on no frame callback
@@ -53,8 +54,9 @@ struct DemoStallTests {
         let weston = try HeadlessWeston()
         defer { weston.stop() }
         let path = temporaryPath("ended.json")
-        let run = try DemoProcess.run(["bounce", "--views", "10", "--size", "320x240", "--frames", "5", "--report", path],
-                                      weston: weston)
+        let run = try DemoProcess.run(
+            ["bounce", "--views", "10", "--size", "320x240", "--frames", "5", "--report", path],
+            weston: weston)
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let report = try loadJSON(path)
         let summary = report["summary"] as? [String: Any] ?? [:]

@@ -11,8 +11,12 @@ struct ClockTests {
         let ticker = Ticker()
         let offset = ClockOffset.measure(
             samples: 5,
-            monotonic: { ticker.t += 10; return ticker.t },
-            source: { ticker.t += 10; return ticker.t - 5_000_000_123 }
+            monotonic: {
+                ticker.t += 10; return ticker.t
+            },
+            source: {
+                ticker.t += 10; return ticker.t - 5_000_000_123
+            }
         )
         #expect(offset.nanoseconds == 5_000_000_123)
         #expect(offset.uncertainty == 10)
@@ -26,8 +30,12 @@ struct ClockTests {
         // The 3rd sample is preempted between its reads (a 1 ms gap): it must not be used.
         let offset = ClockOffset.measure(
             samples: 4,
-            monotonic: { ticker.reads += 1; ticker.t += (ticker.reads == 6 ? 1_000_000 : 100); return ticker.t },
-            source: { ticker.t += 100; return ticker.t + 42 }
+            monotonic: {
+                ticker.reads += 1; ticker.t += (ticker.reads == 6 ? 1_000_000 : 100); return ticker.t
+            },
+            source: {
+                ticker.t += 100; return ticker.t + 42
+            }
         )
         #expect(offset.nanoseconds == -42)
         #expect(offset.uncertainty == 100)

@@ -51,8 +51,8 @@ struct FrameRateTests {
             (FrameRateRange(minimum: 0, maximum: .infinity, preferred: 20), 60, 3),
             (FrameRateRange(minimum: 0, maximum: .infinity, preferred: 45), 60, 1),  // 60 and 30 tie at 15: faster wins
             (FrameRateRange(minimum: 0, maximum: .infinity, preferred: 120), 60, 1),
-            (FrameRateRange(minimum: 0, maximum: 30), 144, 5),                      // fastest ≤ 30 is 28.8
-            (FrameRateRange(minimum: 80, maximum: 100, preferred: 90), 60, 1),      // nothing in range: nearest to it
+            (FrameRateRange(minimum: 0, maximum: 30), 144, 5),  // fastest ≤ 30 is 28.8
+            (FrameRateRange(minimum: 80, maximum: 100, preferred: 90), 60, 1),  // nothing in range: nearest to it
             (FrameRateRange(minimum: 0, maximum: .infinity, preferred: 1), 60, 60),
             // A range's maximum at the display's own rate: a mode's period is whole nanoseconds
             // (8,333,333 ns is 120.000005 Hz) and modes are 59.94 or 60.004 Hz.
@@ -67,7 +67,7 @@ struct FrameRateTests {
             (FrameRateRange(minimum: 0, maximum: 60), 60.004, 1),
             (FrameRateRange(minimum: 0, maximum: 30), 60.004, 2),
             // Still out: 1 % above the maximum.
-            (FrameRateRange(minimum: 0, maximum: 60), 60.6, 2),
+            (FrameRateRange(minimum: 0, maximum: 60), 60.6, 2)
         ]
         for (range, hz, expected) in cases {
             #expect(range.frameInterval(refreshPeriod: Nanoseconds(periodOfHertz: hz)) == expected, "\(range) at \(hz) Hz")
@@ -138,7 +138,7 @@ struct FrameRateTests {
         let recorder = Recorder()
         let link = DisplayLink.recording(source, into: recorder)
         link.preferredFramesPerSecond = 30
-        source.vsync(4)   // 1, 3
+        source.vsync(4)  // 1, 3
         source.refreshPeriod = hz144
         source.vsync(10)  // 5..14: fires at 8, 13
         #expect(recorder.sequences == [1, 3, 8, 13])

@@ -11,17 +11,19 @@ private final class ScriptedSource: FrameSource {
 
 /// One scripted step: what the source says, or what a program does with its links.
 private struct Step: Sendable, CustomStringConvertible {
-    var kind: Int      // 0…5 a refresh, 6 pause/resume link 0, 7 rate of link 1, 8 stall policy, 9 a new link
-    var time: Int64    // the timestamp's step (negative: backwards)
-    var seq: UInt64    // how the sequence moves
-    var mode: Int      // sequence mode, target mode, period choice
+    var kind: Int  // 0…5 a refresh, 6 pause/resume link 0, 7 rate of link 1, 8 stall policy, 9 a new link
+    var time: Int64  // the timestamp's step (negative: backwards)
+    var seq: UInt64  // how the sequence moves
+    var mode: Int  // sequence mode, target mode, period choice
 
     var description: String { "(\(kind), \(time), \(seq), \(mode))" }
 }
 
-private let stepGen = zip(Gen.int(in: 0...9), Gen.int64(in: -40_000_000...90_000_000), Gen.uint64(in: 0...40),
-                          Gen.int(in: 0...11))
-    .map { Step(kind: $0, time: $1, seq: $2, mode: $3) }
+private let stepGen = zip(
+    Gen.int(in: 0...9), Gen.int64(in: -40_000_000...90_000_000), Gen.uint64(in: 0...40),
+    Gen.int(in: 0...11)
+)
+.map { Step(kind: $0, time: $1, seq: $2, mode: $3) }
 
 /// Runs a script through a real dispatcher and real links, checking every callback.
 @MainActor
@@ -91,21 +93,23 @@ private final class InvariantChecker {
         now = now + Nanoseconds(step.time)
         let sequence: UInt64?
         switch step.mode % 6 {
-        case 0: sequence = nil                                // counted from timestamps
-        case 1: given &-= step.seq; sequence = given          // backwards (or repeated)
+        case 0: sequence = nil  // counted from timestamps
+        case 1: given &-= step.seq; sequence = given  // backwards (or repeated)
         case 2: given = UInt64.max &- step.seq; sequence = given  // near the wrap
-        default: given &+= step.seq; sequence = given         // forward, by 0…40
+        default: given &+= step.seq; sequence = given  // forward, by 0…40
         }
         let periods: [Int64] = [16_666_667, 6_944_444, 25_400_000, 0, -5, 33_333_333]
         let period = Nanoseconds(periods[(step.mode / 2) % periods.count])
-        let target: MonotonicInstant? = switch step.mode % 4 {
-        case 0: nil
-        case 1: now - Nanoseconds(1_000_000)                  // nonsense: before the timestamp
-        default: now + Nanoseconds(16_666_667)
-        }
+        let target: MonotonicInstant? =
+            switch step.mode % 4 {
+            case 0: nil
+            case 1: now - Nanoseconds(1_000_000)  // nonsense: before the timestamp
+            default: now + Nanoseconds(16_666_667)
+            }
         let provenances = TimestampProvenance.allCases
-        let event = RefreshEvent(timestamp: now, sequence: sequence, refreshPeriod: period, targetTimestamp: target,
-                                 provenance: provenances[Int(step.seq) % provenances.count], followsStall: step.kind == 5)
+        let event = RefreshEvent(
+            timestamp: now, sequence: sequence, refreshPeriod: period, targetTimestamp: target,
+            provenance: provenances[Int(step.seq) % provenances.count], followsStall: step.kind == 5)
         current = event
         source.dispatcher.dispatch(event)
         current = nil
@@ -186,8 +190,10 @@ struct InvariantPropertyTests {
         link.preferredFramesPerSecond = 30
         let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)
         for (i, period) in [Int64(0), -16_666_667, 0].enumerated() {
-            source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + Nanoseconds(Int64(i) * 16_666_667), refreshPeriod: Nanoseconds(period),
-                                                    provenance: .timerFallback))
+            source.dispatcher.dispatch(
+                RefreshEvent(
+                    timestamp: t0 + Nanoseconds(Int64(i) * 16_666_667), refreshPeriod: Nanoseconds(period),
+                    provenance: .timerFallback))
         }
         #expect(!frames.isEmpty)
         #expect(frames.allSatisfy { $0.targetTimestamp > $0.timestamp && $0.missedFrames >= 0 })
@@ -202,8 +208,10 @@ struct InvariantPropertyTests {
         let link = DisplayLink(source: source, target: source) { _, link in frames.append(link.frame) }
         let t0 = MonotonicInstant(nanoseconds: 1_000_000_000), p = Nanoseconds(16_666_667)
         for (i, period) in [p.value, 0, -5, p.value / 2].enumerated() {
-            source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + p * i, refreshPeriod: Nanoseconds(period),
-                                                    provenance: .timerFallback))
+            source.dispatcher.dispatch(
+                RefreshEvent(
+                    timestamp: t0 + p * i, refreshPeriod: Nanoseconds(period),
+                    provenance: .timerFallback))
         }
         #expect(frames.map(\.duration) == [p, p, p, Nanoseconds(p.value / 2)])
         #expect(frames.map { $0.targetTimestamp - $0.timestamp } == [p, p, p, Nanoseconds(p.value / 2)])
@@ -217,10 +225,13 @@ struct InvariantPropertyTests {
         let link = DisplayLink(source: source, target: source) { _, link in frames.append(link.frame) }
         let p = Nanoseconds(16_666_667)
         for t in [Int64.max - 2 * p.value, Int64.max - 5] {
-            source.dispatcher.dispatch(RefreshEvent(timestamp: MonotonicInstant(nanoseconds: t), refreshPeriod: p,
-                                                    provenance: .timerFallback))
+            source.dispatcher.dispatch(
+                RefreshEvent(
+                    timestamp: MonotonicInstant(nanoseconds: t), refreshPeriod: p,
+                    provenance: .timerFallback))
         }
-        #expect(frames.map(\.targetTimestamp) == [MonotonicInstant(nanoseconds: Int64.max - p.value), MonotonicInstant(nanoseconds: Int64.max)])
+        #expect(
+            frames.map(\.targetTimestamp) == [MonotonicInstant(nanoseconds: Int64.max - p.value), MonotonicInstant(nanoseconds: Int64.max)])
         #expect(frames.allSatisfy { $0.targetTimestamp >= $0.timestamp && $0.delta.value >= 0 })
         _ = link
     }
@@ -230,17 +241,21 @@ struct InvariantPropertyTests {
 struct TimelinePropertyTests {
     @Test("wild times, sequences and refreshes never trap; the newest presentation never goes back; every one is counted")
     func wildInputs() async {
-        let sample = zip(Gen.int64(in: Int64.min...Int64.max), Gen.uint64(in: 0...UInt64.max), Gen.int64(in: -1...50_000_000),
-                         Gen.int(in: 0...3))
+        let sample = zip(
+            Gen.int64(in: Int64.min...Int64.max), Gen.uint64(in: 0...UInt64.max), Gen.int64(in: -1...50_000_000),
+            Gen.int(in: 0...3))
         await propertyCheck(count: 500, input: sample.array(of: 1...60)) { samples in
             var timeline = PresentationTimeline(advertisedPeriod: Nanoseconds(16_666_667))
             for (n, (time, sequence, refresh, mode)) in samples.enumerated() {
                 // Mostly plausible (a rhythm with jitter), sometimes anything at all.
-                let at = mode == 0 ? MonotonicInstant(nanoseconds: time)
+                let at =
+                    mode == 0
+                    ? MonotonicInstant(nanoseconds: time)
                     : (timeline.latest ?? MonotonicInstant(nanoseconds: 1_000_000_000)) + Nanoseconds(abs(time % 40_000_000))
                 let before = timeline.latest
-                timeline.recordPresentation(at: at, sequence: mode == 1 ? nil : sequence % (mode == 2 ? 1 << 20 : UInt64.max),
-                                            advertisedRefresh: Nanoseconds(refresh))
+                timeline.recordPresentation(
+                    at: at, sequence: mode == 1 ? nil : sequence % (mode == 2 ? 1 << 20 : UInt64.max),
+                    advertisedRefresh: Nanoseconds(refresh))
                 #expect(timeline.presentationCount == n + 1)
                 if let before { #expect(timeline.latest! >= before) }
                 #expect(timeline.latest! >= at || timeline.latest == before)
@@ -300,8 +315,10 @@ struct RestartSequenceTests {
         let p = Nanoseconds(16_666_667)
         let t0 = MonotonicInstant(nanoseconds: 2_000_000_000)
         source.dispatcher.dispatch(RefreshEvent(timestamp: t0, refreshPeriod: p, provenance: .frameCallbackEstimate))
-        source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + p * 3, sequence: 426, refreshPeriod: p,
-                                                provenance: .hardwareVBlank, followsStall: true))
+        source.dispatcher.dispatch(
+            RefreshEvent(
+                timestamp: t0 + p * 3, sequence: 426, refreshPeriod: p,
+                provenance: .hardwareVBlank, followsStall: true))
         source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + p * 4, sequence: 427, refreshPeriod: p, provenance: .hardwareVBlank))
         source.dispatcher.dispatch(RefreshEvent(timestamp: t0 + p * 6, sequence: 429, refreshPeriod: p, provenance: .hardwareVBlank))
         #expect(frames.map(\.sequence) == [1, 426, 427, 429])

@@ -23,5 +23,5 @@ extension DisplayLink {
     }
 }
 
-let hz60 = Nanoseconds(periodOfHertz: 60)   // 16_666_667 ns
-let hz144 = Nanoseconds(periodOfHertz: 144) // 6_944_444 ns
+let hz60 = Nanoseconds(periodOfHertz: 60)  // 16_666_667 ns
+let hz144 = Nanoseconds(periodOfHertz: 144)  // 6_944_444 ns

@@ -25,9 +25,9 @@ struct SequenceTests {
         let recorder = Recorder()
         let link = DisplayLink.recording(source, into: recorder)
         link.preferredFramesPerSecond = 30
-        source.vsync(1)        // 1
+        source.vsync(1)  // 1
         source.dropVBlanks(4)  // 2, 3, 4, 5 happen without callbacks
-        source.vsync(7)        // 6 fires (5 steps, interval 2: 3 missed), 7 no, 8 fires
+        source.vsync(7)  // 6 fires (5 steps, interval 2: 3 missed), 7 no, 8 fires
         #expect(recorder.sequences == [1, 6, 8])
         #expect(recorder.frames.map(\.missedFrames) == [0, 3, 0])
     }
@@ -41,7 +41,7 @@ struct SequenceTests {
         let link = DisplayLink.recording(source, into: recorder)
         source.vsync(2)
         source.dropVBlanks(2)
-        source.vsync(5)   // vblanks 5, 6, 7 delivered; 7 is 0.4 ms late: still one step
+        source.vsync(5)  // vblanks 5, 6, 7 delivered; 7 is 0.4 ms late: still one step
         #expect(recorder.sequences == [1, 2, 5, 6, 7])
         #expect(recorder.frames.map(\.missedFrames) == [0, 0, 2, 0, 0])
         _ = link
@@ -70,11 +70,12 @@ struct SequenceTests {
         source.vsync(2)
         #expect(recorder.frames.map(\.refreshIndex) == [0, 1, 2, 3])
         let ms = { (n: Int64) in MonotonicInstant(nanoseconds: n * 1_000_000) }
-        #expect(feedback == [
-            PresentationFeedback(refreshIndex: 0, outcome: .presented(at: ms(20), sequence: 2), targetTimestamp: ms(20)),
-            PresentationFeedback(refreshIndex: 1, outcome: .discarded, targetTimestamp: ms(30)),
-            PresentationFeedback(refreshIndex: 2, outcome: .presented(at: ms(40), sequence: 4), targetTimestamp: ms(40)),
-        ])
+        #expect(
+            feedback == [
+                PresentationFeedback(refreshIndex: 0, outcome: .presented(at: ms(20), sequence: 2), targetTimestamp: ms(20)),
+                PresentationFeedback(refreshIndex: 1, outcome: .discarded, targetTimestamp: ms(30)),
+                PresentationFeedback(refreshIndex: 2, outcome: .presented(at: ms(40), sequence: 4), targetTimestamp: ms(40))
+            ])
         // The prediction made in each callback matches what was presented.
         #expect(recorder.frames[0].targetTimestamp.nanoseconds == 20_000_000)
         #expect(recorder.frames[2].targetTimestamp.nanoseconds == 40_000_000)
@@ -90,8 +91,10 @@ struct SequenceTests {
         link.presentationHandler = { feedback.append($0) }
         let period = Nanoseconds(10_000_000)
         for n in 1...40 {
-            dispatcher.dispatch(RefreshEvent(timestamp: MonotonicInstant(nanoseconds: Int64(n) * period.value),
-                                             refreshPeriod: period, provenance: .hardwareVBlank))
+            dispatcher.dispatch(
+                RefreshEvent(
+                    timestamp: MonotonicInstant(nanoseconds: Int64(n) * period.value),
+                    refreshPeriod: period, provenance: .hardwareVBlank))
         }
         let shown = MonotonicInstant(nanoseconds: 500_000_000)
         dispatcher.deliver(PresentationFeedback(refreshIndex: 39, outcome: .presented(at: shown, sequence: nil)))

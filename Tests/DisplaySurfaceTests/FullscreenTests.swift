@@ -15,26 +15,32 @@ struct FullscreenTests {
     }
 
     func options(_ weston: HeadlessWeston, fullscreen: Bool = false) -> DisplaySurface.Options {
-        DisplaySurface.Options(title: "fullscreen test", appID: "org.displaylink.test", width: 320, height: 240,
-                               backend: .wayland, waylandSocket: weston.socketPath, fullscreen: fullscreen)
+        DisplaySurface.Options(
+            title: "fullscreen test", appID: "org.displaylink.test", width: 320, height: 240,
+            backend: .wayland, waylandSocket: weston.socketPath, fullscreen: fullscreen)
     }
 
     /// The frames are all drawn and read back at `width`×`height`: `width*height*4` bytes, red
     /// top-left, blue bottom-right (the new buffer really has that size).
-    func expectFrames(_ frames: ArraySlice<SurfaceClient.Drawn>, _ width: Int32, _ height: Int32,
-                      sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectFrames(
+        _ frames: ArraySlice<SurfaceClient.Drawn>, _ width: Int32, _ height: Int32,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(frames.count >= 3, "frames keep coming", sourceLocation: sourceLocation)
         for frame in frames {
-            #expect(frame.width == width && frame.height == height, "drawn at \(frame.width)x\(frame.height)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                frame.width == width && frame.height == height, "drawn at \(frame.width)x\(frame.height)",
+                sourceLocation: sourceLocation)
             #expect(frame.bytes == Int(width) * Int(height) * 4, sourceLocation: sourceLocation)
             #expect(frame.topLeft == [255, 0, 0, 255], "top-left is the red square", sourceLocation: sourceLocation)
-            #expect(frame.bottomRight == [0, 0, 255, 255], "bottom-right is the blue background",
-                    sourceLocation: sourceLocation)
+            #expect(
+                frame.bottomRight == [0, 0, 255, 255], "bottom-right is the blue background",
+                sourceLocation: sourceLocation)
         }
     }
 
-    @Test("""
+    @Test(
+        """
         setFullscreen(true): onResize with the output's size, frames drawn at it; setFullscreen(false): back to the windowed size \
         (weston's 0x0 configure)
         """)

@@ -46,8 +46,11 @@ struct OffscreenSurfaceTests {
         // Each presented frame is reported shown at its target, one refresh later.
         #expect(client.feedback.count >= 10)
         for report in client.feedback {
-            #expect(report.outcome == .presented(at: client.frames[Int(report.refreshIndex)].targetTimestamp,
-                                                 sequence: report.refreshIndex + 1))
+            #expect(
+                report.outcome
+                    == .presented(
+                        at: client.frames[Int(report.refreshIndex)].targetTimestamp,
+                        sequence: report.refreshIndex + 1))
         }
         let pixels = try #require(client.pixels)
         #expect(pixels.count == 64 * 48 * 4)
@@ -73,7 +76,8 @@ struct OffscreenSurfaceTests {
         #expect(VirtualRefreshRate.hertz(50) == .period(Nanoseconds(20_000_000)))
         #expect(VirtualRefreshRate.hertz(60_000, per: 1001).offset(ofRefresh: 60_000) == Nanoseconds(1_001_000_000_000))
         #expect(VirtualRefreshRate.hertz(60).offset(ofRefresh: .max) == Nanoseconds(.max))
-        #expect([VirtualRefreshRate.hertz(60), .hertz(60_000, per: 1001), .period(Nanoseconds(16_666_667))].map(\.description)
+        #expect(
+            [VirtualRefreshRate.hertz(60), .hertz(60_000, per: 1001), .period(Nanoseconds(16_666_667))].map(\.description)
                 == ["60 Hz", "60000/1001 Hz", "16666667 ns period"])
     }
 
@@ -102,14 +106,17 @@ struct OffscreenSurfaceTests {
 
     @Test("bad options fail typed, naming the option to change")
     func typedErrors() throws {
-        for (options, option) in [(options(width: 0, rate: .hertz(60)), "DisplaySurface.Options.width"),
-                                  (options(rate: .hertz(0)), "DisplaySurface.Options.offscreen.refreshRate")] {
+        for (options, option) in [
+            (options(width: 0, rate: .hertz(60)), "DisplaySurface.Options.width"),
+            (options(rate: .hertz(0)), "DisplaySurface.Options.offscreen.refreshRate")
+        ] {
             do {
                 _ = try DisplaySurface(options: options)
                 Issue.record("opened with \(option) invalid")
             } catch {
                 guard case .backend(let failure) = error, failure.backend == "offscreen",
-                      let offscreen = failure.error as? OffscreenError else {
+                    let offscreen = failure.error as? OffscreenError
+                else {
                     Issue.record("unexpected error: \(error)")
                     continue
                 }

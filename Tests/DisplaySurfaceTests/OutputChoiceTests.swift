@@ -11,17 +11,19 @@ import Testing
 struct OutputChoiceTests {
     static let monitors: [HeadlessMutter.VirtualMonitor] = [
         .init(width: 640, height: 480, refreshRate: 60),
-        .init(width: 800, height: 600, refreshRate: 30),
+        .init(width: 800, height: 600, refreshRate: 30)
     ]
 
     func options(_ mutter: HeadlessMutter, output: String?) -> DisplaySurface.Options {
-        var options = DisplaySurface.Options(title: "output test", appID: "org.displaylink.test", width: 320, height: 240,
-                                             backend: .wayland, waylandSocket: mutter.socketPath, fullscreen: true)
+        var options = DisplaySurface.Options(
+            title: "output test", appID: "org.displaylink.test", width: 320, height: 240,
+            backend: .wayland, waylandSocket: mutter.socketPath, fullscreen: true)
         options.waylandOutput = output
         return options
     }
 
-    @Test("""
+    @Test(
+        """
         Options.waylandOutput: an unknown name fails the open naming the outputs there are; each named output gets the fullscreen window \
         at its size
         """)
@@ -61,7 +63,8 @@ struct OutputChoiceTests {
             client.link?.invalidate()
             print("[mutter 48] Options.waylandOutput '\(name)': fullscreen at \(surface.width)x\(surface.height)")
         }
-        #expect(sizes == Set(OutputChoiceTests.monitors.map { [Int32($0.width), Int32($0.height)] }),
-                "the sizes configured: \(sizes)")
+        #expect(
+            sizes == Set(OutputChoiceTests.monitors.map { [Int32($0.width), Int32($0.height)] }),
+            "the sizes configured: \(sizes)")
     }
 }

@@ -59,8 +59,10 @@ final class SurfaceClient {
                 if frames.count == 3 { self.pixels = pixels }
                 if readsEveryFrame {
                     let last = max(0, (Int(width) * Int(height) - 1) * 4)
-                    drawn.append(Drawn(width: width, height: height, bytes: pixels.count, topLeft: Array(pixels.prefix(4)),
-                                       bottomRight: pixels.count >= last + 4 ? Array(pixels[last..<last + 4]) : []))
+                    drawn.append(
+                        Drawn(
+                            width: width, height: height, bytes: pixels.count, topLeft: Array(pixels.prefix(4)),
+                            bottomRight: pixels.count >= last + 4 ? Array(pixels[last..<last + 4]) : []))
                 }
             }
             try surface.present()

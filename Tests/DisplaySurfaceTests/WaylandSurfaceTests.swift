@@ -10,11 +10,13 @@ import Testing
 @Suite("DisplaySurface on a private weston", .serialized)
 struct WaylandSurfaceTests {
     func options(_ weston: HeadlessWeston, backend: DisplaySurface.BackendChoice = .wayland) -> DisplaySurface.Options {
-        DisplaySurface.Options(title: "surface test", appID: "org.displaylink.test", width: 200, height: 150,
-                               backend: backend, waylandSocket: weston.socketPath)
+        DisplaySurface.Options(
+            title: "surface test", appID: "org.displaylink.test", width: 200, height: 150,
+            backend: backend, waylandSocket: weston.socketPath)
     }
 
-    @Test("""
+    @Test(
+        """
         auto opens the compositor's window: size, GLES version, environment; a link runs with beginFrame/present; read-back and screenshot
         """)
     func framesAndPixels() async throws {
@@ -61,7 +63,9 @@ struct WaylandSurfaceTests {
         defer { weston.stop() }
         let surface = try DisplaySurface(options: options(weston))
         var handlerRuns = 0
-        surface.addCloseHandler { handlerRuns += 1; weston.stop() }
+        surface.addCloseHandler {
+            handlerRuns += 1; weston.stop()
+        }
         let client = SurfaceClient(surface)
         client.start()
         #expect(await eventually { client.frames.count >= 3 })

@@ -46,8 +46,8 @@ final class KMSHarness: FrameSource {
     /// Requests the legacy KMS API would refuse (a second pending flip or event).
     private(set) var violations: [String] = []
 
-    private var pendingFlip: Int64?       // vblank index
-    private var pendingVblank: Int64?     // vblank index
+    private var pendingFlip: Int64?  // vblank index
+    private var pendingVblank: Int64?  // vblank index
     private var startRequested = false
     private var startNextRequested = false
     /// When the scheduler asked to be started again (a callback before the mode set drew nothing).
@@ -56,8 +56,10 @@ final class KMSHarness: FrameSource {
     /// How many times it asked.
     private(set) var startsAgain = 0
 
-    init(period: Nanoseconds = Nanoseconds(16_683_217), firstSequence: UInt64 = 1000,
-         origin: MonotonicInstant = MonotonicInstant(nanoseconds: 5_000_000_000), startOffset: Nanoseconds = Nanoseconds(4_000_000)) {
+    init(
+        period: Nanoseconds = Nanoseconds(16_683_217), firstSequence: UInt64 = 1000,
+        origin: MonotonicInstant = MonotonicInstant(nanoseconds: 5_000_000_000), startOffset: Nanoseconds = Nanoseconds(4_000_000)
+    ) {
         self.period = period
         self.origin = origin
         self.firstSequence = firstSequence
@@ -104,9 +106,11 @@ final class KMSHarness: FrameSource {
                 guard dispatcher.wantsRefreshes, scheduler.wantsCurrentVblank else { scheduler.cancelCurrentVblank(); continue }
                 let k = vblank(atOrBefore: now)
                 kernelVblanks[sequence(ofVblank: k)] = time(ofVblank: k)
-                if let event = scheduler.currentVblank(sequence: sequence(ofVblank: k), at: time(ofVblank: k),
-                                                       eventPending: pendingFlip.map { $0 <= k } ?? false,
-                                                       refreshIndex: dispatcher.nextRefreshIndex, now: now) {
+                if let event = scheduler.currentVblank(
+                    sequence: sequence(ofVblank: k), at: time(ofVblank: k),
+                    eventPending: pendingFlip.map { $0 <= k } ?? false,
+                    refreshIndex: dispatcher.nextRefreshIndex, now: now)
+                {
                     runCallback(event)
                 }
                 continue

@@ -37,15 +37,18 @@ struct KMSSchedulerTests {
     }
 
     /// Starts `s` at `t` and presents its first frame, which sets the mode.
-    func startAndSetMode(_ s: inout KMSFrameScheduler, at t: MonotonicInstant,
-                         sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func startAndSetMode(
+        _ s: inout KMSFrameScheduler, at t: MonotonicInstant,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         var started = false
         if case .dispatch = s.start(now: t, refreshIndex: 0) { started = true }
         try #require(started, "no start refresh", sourceLocation: sourceLocation)
         #expect(s.frameSubmitted(now: t + fast) == .setMode, sourceLocation: sourceLocation)
     }
 
-    @Test("""
+    @Test(
+        """
         start-up: frame 0 is an estimate with no sequence; the first vblank after the mode set is a restart; then one sequence space, no \
         misses
         """)
@@ -78,7 +81,8 @@ struct KMSSchedulerTests {
         expectConsistent(h)
     }
 
-    @Test("""
+    @Test(
+        """
         callbacks before the first frame that draw nothing: the next comes one period later, an estimate, until one draws and sets the mode
         """)
     func nothingDrawnBeforeModeSet() {
@@ -121,7 +125,8 @@ struct KMSSchedulerTests {
         expectConsistent(h)
     }
 
-    @Test("""
+    @Test(
+        """
         a frame that misses its vblank: two in flight from then on, the next callback at once, target +2 periods, the held frame flipped \
         at the completion
         """)
@@ -339,10 +344,10 @@ struct KMSSchedulerTests {
     /// One random run: render times (fast, near the period, beyond two periods), late flip
     /// completions, a kernel that handles vblanks late, a start near the 32-bit wrap, pauses.
     struct Scenario: Sendable, CustomStringConvertible {
-        var renders: [Int64]       // ns, cycled
-        var flipDelays: [Int]      // cycled
-        var drawPattern: [Bool]    // cycled
-        var pauses: [Int]          // callback numbers at which the link pauses for a while
+        var renders: [Int64]  // ns, cycled
+        var flipDelays: [Int]  // cycled
+        var drawPattern: [Bool]  // cycled
+        var pauses: [Int]  // callback numbers at which the link pauses for a while
         var firstSequence: UInt64
         var lagMicroseconds: Int64
         var frameInterval: Int
@@ -433,13 +438,16 @@ struct KMSSchedulerTests {
     /// Kernel input as it should never be: random 32- and 64-bit sequences (backwards, wrapped,
     /// repeated), times out of order, events nobody asked for, through the scheduler directly.
 
-    @Test("""
+    @Test(
+        """
         kernel values never trap and never break the outputs: timestamps never decrease, targets whole periods ahead, sequences forward \
         within a space
         """)
     func kernelNoiseNeverTraps() async {
-        await propertyCheck(count: 300, input: Gen.int(in: 0...4).array(of: 1...200), Gen.uint64().array(of: 1...200),
-                            Gen.int64(in: -50_000_000...50_000_000).array(of: 1...200)) { kinds, sequences, jitters in
+        await propertyCheck(
+            count: 300, input: Gen.int(in: 0...4).array(of: 1...200), Gen.uint64().array(of: 1...200),
+            Gen.int64(in: -50_000_000...50_000_000).array(of: 1...200)
+        ) { kinds, sequences, jitters in
             var s = KMSFrameScheduler(period: period)
             var now = MonotonicInstant(nanoseconds: 1_000_000_000)
             var events: [RefreshEvent] = []
@@ -465,8 +473,10 @@ struct KMSSchedulerTests {
                         dispatch(s.beginCallback(refreshIndex: refresh, now: now))
                     }
                 case 2:
-                    if let e = s.currentVblank(sequence: sequence, at: time, eventPending: sequence % 2 == 0,
-                                               refreshIndex: refresh, now: now) {
+                    if let e = s.currentVblank(
+                        sequence: sequence, at: time, eventPending: sequence % 2 == 0,
+                        refreshIndex: refresh, now: now)
+                    {
                         dispatch(e)
                     }
                 case 3:
@@ -481,8 +491,9 @@ struct KMSSchedulerTests {
                 if i > 0, !e.followsStall, let target = e.targetTimestamp, let before = events[i - 1].targetTimestamp {
                     // Targets never go back by half a period or more (EasedScroll ended a scroll
                     // on vkms when a smaller learned lateness moved a target back by two periods).
-                    #expect(target.nanoseconds + period.value / 2 >= before.nanoseconds,
-                            "event \(i): target \(target.nanoseconds) after \(before.nanoseconds)")
+                    #expect(
+                        target.nanoseconds + period.value / 2 >= before.nanoseconds,
+                        "event \(i): target \(target.nanoseconds) after \(before.nanoseconds)")
                 }
                 let ahead = (e.targetTimestamp ?? e.timestamp) - e.timestamp
                 #expect(ahead > .zero && ahead.value % period.value == 0)

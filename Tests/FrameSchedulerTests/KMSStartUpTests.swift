@@ -10,7 +10,12 @@ import Testing
 struct KMSStartUpTests {
     let period = Nanoseconds(16_683_217)
 
-    @Test("frame 0 is the current vblank (kernel sequence and time, hardware provenance); the first vblank after the mode set restarts in the same space; then misses are sequence steps")
+    @Test(
+        """
+        frame 0 is the current vblank (kernel sequence and time, hardware provenance); the first vblank after the mode set restarts in the \
+        same space; then misses are sequence steps
+        """
+    )
     func startOnRunningCRTC() {
         let origin = MonotonicInstant(nanoseconds: 7_000_000_000)
         var s = KMSFrameScheduler(period: period)

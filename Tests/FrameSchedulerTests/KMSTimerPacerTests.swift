@@ -133,7 +133,12 @@ struct KMSTimerPacerTests {
 
     func tick(_ k: Int64) -> MonotonicInstant { start + Nanoseconds(k * 16_683_217) }
 
-    @Test("a mode set that takes 40 periods (first buffers under emulation): the next tick is the newest passed, a restart with no invented misses")
+    @Test(
+        """
+        a mode set that takes 40 periods (first buffers under emulation): the next tick is the newest passed, a restart with no invented \
+        misses
+        """
+    )
     func slowModeSet() {
         let h = KMSTimerHarness(period: period, start: start)
         h.renderTime = { $0 == 0 ? Nanoseconds(period.value * 40 + 5_000_000) : Nanoseconds(2_000_000) }
@@ -145,7 +150,12 @@ struct KMSTimerPacerTests {
         #expect(h.violations.isEmpty, "\(h.violations)")
     }
 
-    @Test("back from another VT: a flip that completed unseen and a held frame are forgotten, so the next frame flips at once (it was held for ever)")
+    @Test(
+        """
+        back from another VT: a flip that completed unseen and a held frame are forgotten, so the next frame flips at once (it was held \
+        for ever)
+        """
+    )
     func sessionResumed() {
         var pacer = KMSTimerPacer(period: period)
         guard pacer.start(now: tick(0), refreshIndex: 0) != nil else { Issue.record("no first refresh"); return }
@@ -173,7 +183,12 @@ struct KMSTimerPacerTests {
         #expect(stuck.frameSubmitted(now: tick(300) + Nanoseconds(1_000_000)) == .hold(discarding: nil))
     }
 
-    @Test("flips that complete at once: one callback per tick, timestamps exactly start + k·period, timer provenance, no sequence, exact deltas, one flip per period")
+    @Test(
+        """
+        flips that complete at once: one callback per tick, timestamps exactly start + k·period, timer provenance, no sequence, exact \
+        deltas, one flip per period
+        """
+    )
     func steady() {
         let h = KMSTimerHarness(period: period, start: start)
         h.start()
@@ -216,7 +231,12 @@ struct KMSTimerPacerTests {
         #expect(h.violations.isEmpty, "\(h.violations)")
     }
 
-    @Test("flips that take 1.5 periods: a frame presented while one is pending is held, flipped in a later tick; at most one flip per tick; a replaced held frame is discarded")
+    @Test(
+        """
+        flips that take 1.5 periods: a frame presented while one is pending is held, flipped in a later tick; at most one flip per tick; a \
+        replaced held frame is discarded
+        """
+    )
     func slowFlips() {
         let h = KMSTimerHarness(period: period, start: start)
         h.flipLatency = { _ in Nanoseconds(period.value * 3 / 2) }
@@ -257,13 +277,20 @@ struct KMSTimerPacerTests {
         #expect(h.submissions.count == 1)  // the mode set only
     }
 
-    @Test("any wake lags, render times and flip latencies: every timestamp on the grid, one callback per tick at most and never before it, at most one flip per tick, delta and misses from the grid")
+    @Test(
+        """
+        any wake lags, render times and flip latencies: every timestamp on the grid, one callback per tick at most and never before it, at \
+        most one flip per tick, delta and misses from the grid
+        """
+    )
     func invariants() async {
         // Wakes are never early here: an absolute CLOCK_MONOTONIC timerfd does not expire before its
         // deadline (a lag of -1 ns on every wake would re-arm the same deadline for ever; the
         // scripted test above checks that one early wake is harmless).
-        await propertyCheck(count: 200, input: Gen.int64(in: 0...60_000_000).array(of: 1...20),
-                            Gen.int64(in: 0...40_000_000).array(of: 1...20), Gen.int64(in: 0...40_000_000).array(of: 1...20)) { lags, renders, latencies in
+        await propertyCheck(
+            count: 200, input: Gen.int64(in: 0...60_000_000).array(of: 1...20),
+            Gen.int64(in: 0...40_000_000).array(of: 1...20), Gen.int64(in: 0...40_000_000).array(of: 1...20)
+        ) { lags, renders, latencies in
             let h = KMSTimerHarness(period: period, start: start)
             h.wakeLag = { Nanoseconds(lags[$0 % lags.count]) }
             h.renderTime = { Nanoseconds(renders[$0 % renders.count]) }

@@ -6,7 +6,12 @@ import Testing
 struct SessionResumeTests {
     let period = Nanoseconds(16_683_217)
 
-    @Test("after a resume with a flip and a held frame lost, start queues a vblank event and its callback is a restart at the kernel's sequence")
+    @Test(
+        """
+        after a resume with a flip and a held frame lost, start queues a vblank event and its callback is a restart at the kernel's \
+        sequence
+        """
+    )
     func resumeRestarts() {
         var s = KMSFrameScheduler(period: period)
         let t0 = MonotonicInstant(nanoseconds: 1_000_000_000)

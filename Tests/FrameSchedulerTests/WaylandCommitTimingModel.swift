@@ -4,7 +4,8 @@ import FrameSchedulers
 /// A compositor with a vblank grid on virtual time that either honours commit targets or holds
 /// timed commits the way mutter 48 or mutter 50 headless does, driving a ``WaylandRefreshScheduler``
 /// like the shell (its held-commit timer at ``WaylandRefreshScheduler/heldCommitCheckTime``, and
-/// `wl_display.sync` probes answered in order, after every request sent before them is read): commits queue per surface in order; a "stage frame" at a vblank applies, from the head,
+/// `wl_display.sync` probes answered in order, after every request sent before them is read):
+/// commits queue per surface in order; a "stage frame" at a vblank applies, from the head,
 /// every commit that is untimed or whose target is not after that vblank, and stops at the first
 /// one that is; the last applied frame with feedback is presented at the vblank (earlier ones
 /// discarded), and the callback (if an applied commit asked for one) arrives with the feedback a
@@ -72,16 +73,19 @@ struct TimedCompositorModel {
     /// The scheduler's held-commit timer (armed as the shell arms it: when idle).
     var heldTimer: Int64?
 
-    init(holds: Bool, honouredBeforeHolding: Int = 0, commitTiming: Bool = true, fallsBack: Bool = true,
-         watchdogInterval: Int64 = 500 * ms, watchdogPhase: Int64 = 0, fallbackTick: Int64? = nil) {
+    init(
+        holds: Bool, honouredBeforeHolding: Int = 0, commitTiming: Bool = true, fallsBack: Bool = true,
+        watchdogInterval: Int64 = 500 * ms, watchdogPhase: Int64 = 0, fallbackTick: Int64? = nil
+    ) {
         self.holds = holds
         self.honouredBeforeHolding = honouredBeforeHolding
         self.watchdogInterval = watchdogInterval
         self.watchdogPhase = watchdogPhase
         script.scheduler = WaylandRefreshScheduler(
-            configuration: .init(stallTimeout: Nanoseconds(watchdogInterval),
-                                 fallbackTickInterval: fallbackTick.map { Nanoseconds($0) },
-                                 timesCommits: commitTiming, fallsBackFromHeldCommits: fallsBack),
+            configuration: .init(
+                stallTimeout: Nanoseconds(watchdogInterval),
+                fallbackTickInterval: fallbackTick.map { Nanoseconds($0) },
+                timesCommits: commitTiming, fallsBackFromHeldCommits: fallsBack),
             advertisedPeriod: Nanoseconds(Self.p))
     }
 
@@ -94,8 +98,9 @@ struct TimedCompositorModel {
 
     mutating func commit(_ refresh: WaylandRefreshScheduler.Refresh) {
         let target = refresh.commitTarget.map { $0.nanoseconds - origin }
-        var c = Commit(frame: refresh.feedbackSlot != nil ? refresh.index : nil, target: target, madeAt: now,
-                       requestsCallback: refresh.requestsFrameCallback)
+        var c = Commit(
+            frame: refresh.feedbackSlot != nil ? refresh.index : nil, target: target, madeAt: now,
+            requestsCallback: refresh.requestsFrameCallback)
         c.wakeAt = wake(for: c)
         queue.append(c)
     }
@@ -195,8 +200,9 @@ struct TimedCompositorModel {
         let withFeedback = applied.compactMap(\.frame)
         for (i, frame) in withFeedback.enumerated() {
             if i == withFeedback.count - 1 {
-                script.presented(frame: frame, at: v, received: received,
-                                 sequence: countsSequence ? UInt64((v - phase) / Self.p) + 1 : 0)
+                script.presented(
+                    frame: frame, at: v, received: received,
+                    sequence: countsSequence ? UInt64((v - phase) / Self.p) + 1 : 0)
                 presentedAt[frame] = v
             } else {
                 script.discarded(frame: frame)

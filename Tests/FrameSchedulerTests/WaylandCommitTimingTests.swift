@@ -30,7 +30,12 @@ struct WaylandCommitTimingTests {
         return (script, held, last)
     }
 
-    @Test("held timed commit: no probe before 4 periods past its target with 4 periods of silence; two answered probes 2 periods apart, then one release a period ahead, untimed commits, and the return follows a stall")
+    @Test(
+        """
+        held timed commit: no probe before 4 periods past its target with 4 periods of silence; two answered probes 2 periods apart, then \
+        one release a period ahead, untimed commits, and the return follows a stall
+        """
+    )
     func heldCommitFallsBack() {
         var (script, held, last) = Self.heldRun()
         let p = Self.p
@@ -76,7 +81,12 @@ struct WaylandCommitTimingTests {
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
     }
 
-    @Test("a busy compositor that answers the first probe and then presents: no fallback, and the rule starts afresh with the next timed commit")
+    @Test(
+        """
+        a busy compositor that answers the first probe and then presents: no fallback, and the rule starts afresh with the next timed \
+        commit
+        """
+    )
     func lateCompositorKeepsCommitTiming() {
         var (script, held, _) = Self.heldRun()
         let p = Self.p
@@ -97,7 +107,12 @@ struct WaylandCommitTimingTests {
         #expect(!script.scheduler.isCommitTimingFallenBack)
     }
 
-    @Test("no probe while the surface is on no output (minimised on weston 16 or mutter 50), nor once the held commit's frame has feedback (applied, discarded); back on an output, the rule applies again")
+    @Test(
+        """
+        no probe while the surface is on no output (minimised on weston 16 or mutter 50), nor once the held commit's frame has feedback \
+        (applied, discarded); back on an output, the rule applies again
+        """
+    )
     func hiddenOrAppliedIsNotHeld() {
         var (script, held, _) = Self.heldRun()
         let limit = WaylandRefreshScheduler.heldCommitPeriods * Self.p
@@ -144,7 +159,12 @@ struct WaylandCommitTimingTests {
         #expect(!script.scheduler.isCommitTimingFallenBack)
     }
 
-    @Test("holding compositors like mutter 48 and mutter 50, exact: the map animation lets 8 timed frames through; the first probe 4 periods past the held target, the fallback at the second answer 2 periods after the first; frames flow again every period", arguments: [TimedCompositorModel.Holding.mutter48, .mutter50])
+    @Test(
+        """
+        holding compositors like mutter 48 and mutter 50, exact: the map animation lets 8 timed frames through; the first probe 4 periods \
+        past the held target, the fallback at the second answer 2 periods after the first; frames flow again every period
+        """,
+        arguments: [TimedCompositorModel.Holding.mutter48, .mutter50])
     func holdingModelExact(flavour: TimedCompositorModel.Holding) {
         var model = TimedCompositorModel(holds: true, honouredBeforeHolding: 8, watchdogInterval: 500 * ms)
         model.holding = flavour
@@ -165,7 +185,8 @@ struct WaylandCommitTimingTests {
         #expect(invariantViolations(model.script).isEmpty, "\(invariantViolations(model.script).prefix(3))")
     }
 
-    @Test("the release of c0c6cd3 (one commit due at once) frees mutter 48's held frame but not mutter 50's: the model reproduces the freeze")
+    @Test(
+        "the release of c0c6cd3 (one commit due at once) frees mutter 48's held frame but not mutter 50's: the model reproduces the freeze")
     func dueReleaseFreezesMutter50() {
         for flavour in [TimedCompositorModel.Holding.mutter48, .mutter50] {
             var model = TimedCompositorModel(holds: true, honouredBeforeHolding: 8, watchdogInterval: 500 * ms)
@@ -178,11 +199,19 @@ struct WaylandCommitTimingTests {
         }
     }
 
-    @Test("on a compositor that honours targets (late by up to 20 periods, any callback latency, any watchdog phase and interval, any link interval), the fallback never triggers; on one that holds timed commits (mutter 48 or 50) it triggers within 4 + 2 periods and two round trips of the held target, and frames flow again")
+    @Test(
+        """
+        on a compositor that honours targets (late by up to 20 periods, any callback latency, any watchdog phase and interval, any link \
+        interval), the fallback never triggers; on one that holds timed commits (mutter 48 or 50) it triggers within 4 + 2 periods and two \
+        round trips of the held target, and frames flow again
+        """
+    )
     func fallbackProperty() async {
-        await propertyCheck(count: 150, input: Gen.int(in: 0...20).array(of: 1...12), Gen.int(in: 0...3_000).array(of: 1...12),
-                            Gen.int(in: 0...20), Gen.int(in: 1...3), Gen.int(in: 50...700), Gen.int(in: 0...700),
-                            Gen.bool(), Gen.int(in: 0...2)) { lateness, latencies, honoured, interval, watchdogMs, phaseMs, mutter50, heldReleases in
+        await propertyCheck(
+            count: 150, input: Gen.int(in: 0...20).array(of: 1...12), Gen.int(in: 0...3_000).array(of: 1...12),
+            Gen.int(in: 0...20), Gen.int(in: 1...3), Gen.int(in: 50...700), Gen.int(in: 0...700),
+            Gen.bool(), Gen.int(in: 0...2)
+        ) { lateness, latencies, honoured, interval, watchdogMs, phaseMs, mutter50, heldReleases in
             let watchdog = Int64(watchdogMs) * ms
             // The watchdog starts with the link, at 0 here, and fires every interval from `phase` on.
             let phase = Int64(phaseMs % watchdogMs) * ms
@@ -197,8 +226,9 @@ struct WaylandCommitTimingTests {
             #expect(honouring.script.refreshes.count > 5)
             #expect(invariantViolations(honouring.script).isEmpty, "\(invariantViolations(honouring.script).prefix(3))")
 
-            var holding = TimedCompositorModel(holds: true, honouredBeforeHolding: honoured, watchdogInterval: watchdog,
-                                               watchdogPhase: phase)
+            var holding = TimedCompositorModel(
+                holds: true, honouredBeforeHolding: honoured, watchdogInterval: watchdog,
+                watchdogPhase: phase)
             holding.holding = mutter50 ? .mutter50 : .mutter48
             holding.releasesToHold = mutter50 ? heldReleases : 0
             holding.latencies = latencies.map { Int64($0) * 1_000 }
@@ -214,8 +244,13 @@ struct WaylandCommitTimingTests {
                 return
             }
             #expect(fallback >= held + limit + 2 * Self.p)
-            #expect(fallback <= held + limit + 2 * Self.p + 2 * holding.probeLatency + 3 * ms,
-                    "honoured \(honoured) interval \(interval) latencies \(latencies) callbacks \(holding.callbackTimes.filter { $0 > held - 100 * ms && $0 < fallback + 50 * ms })")
+            #expect(
+                fallback <= held + limit + 2 * Self.p + 2 * holding.probeLatency + 3 * ms,
+                """
+                honoured \(honoured) interval \(interval) latencies \(latencies) callbacks \
+                \(holding.callbackTimes.filter { $0 > held - 100 * ms && $0 < fallback + 50 * ms })
+                """
+            )
             // One release, and one more for each release held.
             #expect(holding.releases.count == 1 + holding.script.scheduler.releaseCount - 1)
             #expect(holding.script.scheduler.releaseCount == 1 + (mutter50 ? heldReleases : 0))
@@ -225,17 +260,24 @@ struct WaylandCommitTimingTests {
             let after = [fallback] + holding.callbackTimes.filter { $0 > fallback }
             #expect(after.count > 10, "only \(after.count - 1) callbacks after the fallback at \(fallback)")
             let gaps = zip(after, after.dropFirst()).map { $1 - $0 }
-            #expect(gaps.filter { $0 > 2 * Self.p + 3 * ms }.count <= (mutter50 ? heldReleases : 0), "gaps \(gaps.filter { $0 > 2 * Self.p })")
+            #expect(
+                gaps.filter { $0 > 2 * Self.p + 3 * ms }.count <= (mutter50 ? heldReleases : 0), "gaps \(gaps.filter { $0 > 2 * Self.p })")
             #expect(gaps.allSatisfy { $0 <= 9 * Self.p + 2 * holding.probeLatency + 3 * ms }, "gaps \(gaps.filter { $0 > 2 * Self.p })")
-            #expect(holding.script.refreshes.filter { $0.index > 0 && $0.event.timestamp.nanoseconds - origin > fallback }
-                .allSatisfy { $0.commitTarget == nil })
+            #expect(
+                holding.script.refreshes.filter { $0.index > 0 && $0.event.timestamp.nanoseconds - origin > fallback }
+                    .allSatisfy { $0.commitTarget == nil })
             #expect(invariantViolations(holding.script).isEmpty, "\(invariantViolations(holding.script).prefix(3))")
         }
     }
 
     // MARK: Strides
 
-    @Test("link interval 2 with commit timing on a honouring 60 Hz compositor, exact: once the period is measured each target is two periods on, its commit half a period before; a wake-up every two periods; depth and period stay learned per refresh")
+    @Test(
+        """
+        link interval 2 with commit timing on a honouring 60 Hz compositor, exact: once the period is measured each target is two periods \
+        on, its commit half a period before; a wake-up every two periods; depth and period stay learned per refresh
+        """
+    )
     func strideExact() {
         var model = TimedCompositorModel(holds: false, watchdogInterval: 500 * ms)
         model.linkInterval = 2
@@ -280,7 +322,12 @@ struct WaylandCommitTimingTests {
         #expect(invariantViolations(model.script).isEmpty, "\(invariantViolations(model.script).prefix(3))")
     }
 
-    @Test("the stride decision: only with commit timing in use, a link interval ≥ 2, the period measured and a depth learned; striding halves the wake-ups at 30 Hz on 60 Hz and saves none at 60 Hz", arguments: [1, 2, 3])
+    @Test(
+        """
+        the stride decision: only with commit timing in use, a link interval ≥ 2, the period measured and a depth learned; striding halves \
+        the wake-ups at 30 Hz on 60 Hz and saves none at 60 Hz
+        """,
+        arguments: [1, 2, 3])
     func strideSavesWakeups(interval: Int) {
         func wakes(commitTiming: Bool, seq: Bool) -> Int {
             var model = TimedCompositorModel(holds: false, commitTiming: commitTiming, watchdogInterval: 500 * ms)
@@ -301,7 +348,12 @@ struct WaylandCommitTimingTests {
         #expect(plainScheduler.stride == 1)
     }
 
-    @Test("before content, a refresh that drew nothing asks for the next one a period on: an estimate, no second frame request; none once content was committed, or once another refresh came")
+    @Test(
+        """
+        before content, a refresh that drew nothing asks for the next one a period on: an estimate, no second frame request; none once \
+        content was committed, or once another refresh came
+        """
+    )
     func preContentTicks() {
         let p = Nanoseconds(Self.p)
         var s = WaylandRefreshScheduler(advertisedPeriod: p)
@@ -368,7 +420,12 @@ struct WaylandCommitTimingTests {
 
     // MARK: FIFO
 
-    @Test("FIFO barrier: not on the start refresh (unmapped), on every compositor-paced refresh after the first presentation, never on a timer fallback tick; back on the first paced refresh after a stall")
+    @Test(
+        """
+        FIFO barrier: not on the start refresh (unmapped), on every compositor-paced refresh after the first presentation, never on a \
+        timer fallback tick; back on the first paced refresh after a stall
+        """
+    )
     func fifoRule() {
         var script = SchedulerScript(stallTimeout: Nanoseconds(200 * ms), fallbackTickInterval: Nanoseconds(50 * ms))
         script.start(at: 0)

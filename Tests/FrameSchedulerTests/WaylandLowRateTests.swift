@@ -21,8 +21,9 @@ struct WaylandLowRateTests {
         for r in 1..<refreshes {
             let previous = r - 1
             if previous % 2 == 0 {
-                script.presented(frame: UInt64(previous), at: vblank(previous), received: vblank(previous) + 300_000,
-                                 sequence: sequence(previous))
+                script.presented(
+                    frame: UInt64(previous), at: vblank(previous), received: vblank(previous) + 300_000,
+                    sequence: sequence(previous))
             } else {
                 script.discarded(frame: UInt64(previous))
             }
@@ -31,8 +32,9 @@ struct WaylandLowRateTests {
         return script
     }
 
-    @Test("half rate, seq counting the compositor's own frames (mutter 48 headless): the period stays one vblank",
-          arguments: [false, true])
+    @Test(
+        "half rate, seq counting the compositor's own frames (mutter 48 headless): the period stays one vblank",
+        arguments: [false, true])
     func halfRateFrameCountingSeq(countsFrames: Bool) {
         // mutter 48 headless: seq + 1 per presented frame; a true vblank counter: seq = vblank.
         let script = Self.halfRate(refreshes: 40) { r in countsFrames ? UInt64(r / 2 + 1) : UInt64(r + 100) }

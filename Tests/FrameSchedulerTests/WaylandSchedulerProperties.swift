@@ -12,12 +12,14 @@ struct RandomCompositor {
     var linkWanted = true
 
     init(usesPresentation: Bool, fallback: Bool, commitTiming: Bool = false, linkInterval: Int = 1) {
-        script = SchedulerScript(usesPresentation: usesPresentation, stallTimeout: Nanoseconds(200 * ms),
-                                 fallbackTickInterval: fallback ? Nanoseconds(50 * ms) : nil)
+        script = SchedulerScript(
+            usesPresentation: usesPresentation, stallTimeout: Nanoseconds(200 * ms),
+            fallbackTickInterval: fallback ? Nanoseconds(50 * ms) : nil)
         if commitTiming {
             script.scheduler = WaylandRefreshScheduler(
-                configuration: .init(usesPresentation: usesPresentation, stallTimeout: Nanoseconds(200 * ms),
-                                     fallbackTickInterval: fallback ? Nanoseconds(50 * ms) : nil, timesCommits: true),
+                configuration: .init(
+                    usesPresentation: usesPresentation, stallTimeout: Nanoseconds(200 * ms),
+                    fallbackTickInterval: fallback ? Nanoseconds(50 * ms) : nil, timesCommits: true),
                 advertisedPeriod: Nanoseconds(16_666_667))
         }
         script.scheduler.linkFrameInterval = linkInterval
@@ -47,8 +49,9 @@ struct RandomCompositor {
             case 2: seq = UInt64.max &- UInt64(param % 3)
             default: seq = seq &+ UInt64(param % 3)
             }
-            script.presented(frame: frame, at: now - (param % 50) * ms, received: now, sequence: seq,
-                             refresh: Nanoseconds(param % 4 == 0 ? 0 : 16_666_667))
+            script.presented(
+                frame: frame, at: now - (param % 50) * ms, received: now, sequence: seq,
+                refresh: Nanoseconds(param % 4 == 0 ? 0 : 16_666_667))
         case 5:
             let frames = outstanding
             guard !frames.isEmpty else { return }
@@ -88,9 +91,10 @@ struct RandomCompositor {
             let frames = outstanding
             guard !frames.isEmpty else { return }
             let wild: [Int64] = [.max, .min, 0, -origin, now + 3_600_000 * ms, now + 50 * ms, now - 7_200_000 * ms, now]
-            script.presented(frame: frames[Int(param) % frames.count], at: wild[Int(param) % wild.count],
-                             received: now, sequence: UInt64(truncatingIfNeeded: param) &* 0x9E37_79B9_7F4A_7C15,
-                             refresh: Nanoseconds(Int64(UInt32.max)))
+            script.presented(
+                frame: frames[Int(param) % frames.count], at: wild[Int(param) % wild.count],
+                received: now, sequence: UInt64(truncatingIfNeeded: param) &* 0x9E37_79B9_7F4A_7C15,
+                refresh: Nanoseconds(Int64(UInt32.max)))
         }
     }
 }
@@ -109,11 +113,18 @@ extension SchedulerScript {
 struct WaylandSchedulerProperties {
     static let operations = Gen.int(in: 0...9999).array(of: 0...300)
 
-    @Test("under any order of callbacks, feedback (late, reordered, lost, discarded, odd seq), timer firings and demand changes, with or without commit timing (strides, held-commit fallback), refreshes keep the invariants")
+    @Test(
+        """
+        under any order of callbacks, feedback (late, reordered, lost, discarded, odd seq), timer firings and demand changes, with or \
+        without commit timing (strides, held-commit fallback), refreshes keep the invariants
+        """
+    )
     func invariantsHold() async {
-        await propertyCheck(count: 1000, input: Self.operations, Gen.bool, Gen.bool, Gen.bool, Gen.int(in: 1...4)) { ops, usesPresentation, fallback, timed, interval in
-            var compositor = RandomCompositor(usesPresentation: usesPresentation, fallback: fallback,
-                                              commitTiming: timed, linkInterval: interval)
+        await propertyCheck(count: 1000, input: Self.operations, Gen.bool, Gen.bool, Gen.bool, Gen.int(in: 1...4)) {
+            ops, usesPresentation, fallback, timed, interval in
+            var compositor = RandomCompositor(
+                usesPresentation: usesPresentation, fallback: fallback,
+                commitTiming: timed, linkInterval: interval)
             for op in ops { compositor.apply(op) }
             let problems = invariantViolations(compositor.script)
             #expect(problems.isEmpty, "\(problems.prefix(5))")
@@ -124,8 +135,9 @@ struct WaylandSchedulerProperties {
     @MainActor
     func framesKeepInvariants() async {
         await propertyCheck(count: 500, input: Self.operations, Gen.bool, Gen.bool, Gen.bool) { ops, usesPresentation, fallback, timed in
-            var compositor = RandomCompositor(usesPresentation: usesPresentation, fallback: fallback,
-                                              commitTiming: timed, linkInterval: timed ? 2 : 1)
+            var compositor = RandomCompositor(
+                usesPresentation: usesPresentation, fallback: fallback,
+                commitTiming: timed, linkInterval: timed ? 2 : 1)
             for op in ops { compositor.apply(op) }
             for policy in [DisplayLink.StallPolicy.zeroDelta, .realGap] {
                 let core = CoreRun(stallPolicy: policy)
@@ -153,15 +165,18 @@ struct WaylandSchedulerProperties {
 
     @Test("presentation feedback with any time, seq and refresh never traps and never stamps an implausible time")
     func wildFeedback() async {
-        await propertyCheck(count: 1000, input: Gen.int64(in: .min ... .max).array(of: 1...40),
-                            Gen.uint64(in: .min ... .max).array(of: 1...40)) { times, seqs in
+        await propertyCheck(
+            count: 1000, input: Gen.int64(in: .min ... .max).array(of: 1...40),
+            Gen.uint64(in: .min ... .max).array(of: 1...40)
+        ) { times, seqs in
             var script = SchedulerScript()
             script.start(at: 0)
             var now: Int64 = 0
             for (i, time) in times.enumerated() {
                 now += 16 * ms
-                script.presented(frame: UInt64(i), at: time, received: now, sequence: seqs[i % seqs.count],
-                                 refresh: Nanoseconds(Int64(UInt32(truncatingIfNeeded: time))))
+                script.presented(
+                    frame: UInt64(i), at: time, received: now, sequence: seqs[i % seqs.count],
+                    refresh: Nanoseconds(Int64(UInt32(truncatingIfNeeded: time))))
                 script.callback(at: now)
             }
             let problems = invariantViolations(script)
@@ -175,9 +190,11 @@ struct WaylandSchedulerProperties {
 
     @Test("fallback ticks on virtual time: while stalled, exactly one tick per timer firing, never more often than the interval")
     func fallbackRate() async {
-        await propertyCheck(count: 100, input: Gen.int(in: 1...500), Gen.int(in: 1...200), Gen.int(in: 1...100)) { stallMs, tickMs, firings in
-            var script = SchedulerScript(stallTimeout: Nanoseconds(Int64(stallMs) * ms),
-                                         fallbackTickInterval: Nanoseconds(Int64(tickMs) * ms))
+        await propertyCheck(count: 100, input: Gen.int(in: 1...500), Gen.int(in: 1...200), Gen.int(in: 1...100)) {
+            stallMs, tickMs, firings in
+            var script = SchedulerScript(
+                stallTimeout: Nanoseconds(Int64(stallMs) * ms),
+                fallbackTickInterval: Nanoseconds(Int64(tickMs) * ms))
             script.start(at: 0)
             let interval = script.scheduler.watchdogInterval.value
             for k in 1...firings { script.watchdog(at: Int64(k) * interval) }

@@ -20,11 +20,14 @@ struct SchedulerScript {
     var slotOfFrame: [UInt64: Int] = [:]
     var watchdogActions: [WaylandRefreshScheduler.WatchdogAction] = []
 
-    init(usesPresentation: Bool = true, advertised: Nanoseconds = Nanoseconds(16_666_667),
-         stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil) {
+    init(
+        usesPresentation: Bool = true, advertised: Nanoseconds = Nanoseconds(16_666_667),
+        stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil
+    ) {
         scheduler = WaylandRefreshScheduler(
-            configuration: .init(usesPresentation: usesPresentation, stallTimeout: stallTimeout,
-                                 fallbackTickInterval: fallbackTickInterval),
+            configuration: .init(
+                usesPresentation: usesPresentation, stallTimeout: stallTimeout,
+                fallbackTickInterval: fallbackTickInterval),
             advertisedPeriod: advertised)
     }
 
@@ -71,12 +74,16 @@ struct SchedulerScript {
     }
 
     /// Feedback for the frame drawn in refresh `frame`: presented at `time`, received at `received`.
-    mutating func presented(frame: UInt64, at time: Int64, received: Int64? = nil, sequence: UInt64 = 0,
-                            refresh: Nanoseconds = Nanoseconds(16_666_667)) {
+    mutating func presented(
+        frame: UInt64, at time: Int64, received: Int64? = nil, sequence: UInt64 = 0,
+        refresh: Nanoseconds = Nanoseconds(16_666_667)
+    ) {
         guard let slot = slotOfFrame.removeValue(forKey: frame) else { return }
         reported.insert(origin &+ time)
-        if let feedback = scheduler.presented(slot: slot, at: t(time), receivedAt: t(received ?? time + ms),
-                                              sequence: sequence, advertisedRefresh: refresh) {
+        if let feedback = scheduler.presented(
+            slot: slot, at: t(time), receivedAt: t(received ?? time + ms),
+            sequence: sequence, advertisedRefresh: refresh)
+        {
             delivered.append(feedback)
         }
     }
@@ -112,9 +119,12 @@ func invariantViolations(_ script: SchedulerScript) -> [String] {
         }
         if event.sequence == nil { problems.append("refresh \(i): no sequence") }
         if let target = event.targetTimestamp {
-            if target <= event.timestamp { problems.append("""
-                refresh \(i): target \(target.nanoseconds) not after \(event.timestamp.nanoseconds)
-                """) }
+            if target <= event.timestamp {
+                problems.append(
+                    """
+                    refresh \(i): target \(target.nanoseconds) not after \(event.timestamp.nanoseconds)
+                    """)
+            }
         } else {
             problems.append("refresh \(i): no target")
         }

@@ -23,7 +23,8 @@ struct WaylandSchedulerTests {
         return script
     }
 
-    @Test("""
+    @Test(
+        """
         weston-like: the callback for k+1 before the feedback for k; learns period 25.4 ms and depth 2; targets exact from the third frame
         """)
     func westonLike() {
@@ -32,8 +33,11 @@ struct WaylandSchedulerTests {
         let p = Self.advertised
         // Start-up, before any presentation is known: estimates.
         #expect(Array(script.timestamps.prefix(5)) == [0, 12 * ms, q(0), q(1), q(2)])
-        #expect(Array(script.provenances.prefix(5)) == [.frameCallbackEstimate, .frameCallbackEstimate,
-                                                        .presentationFeedback, .presentationFeedback, .presentationFeedback])
+        #expect(
+            Array(script.provenances.prefix(5)) == [
+                .frameCallbackEstimate, .frameCallbackEstimate,
+                .presentationFeedback, .presentationFeedback, .presentationFeedback
+            ])
         // Start-up convergence: frame 1 is drawn while frame 0 is pending (two periods ahead, on the
         // advertised period); frame 2 knows q(0), frame 1 is pending (depth 2) and the period is
         // the callback interval; from frame 3 on, the measured presentation intervals. Exact from
@@ -76,8 +80,10 @@ struct WaylandSchedulerTests {
 
     /// Frame k is presented at vblank `presentedAt(k)` with seq 1000 + that vblank; its feedback
     /// and the next callback arrive together 1 ms later (feedback first).
-    static func drmRun(frames: Int, presentedAt: (Int) -> Int = { $0 + 1 },
-                       sequence: (Int) -> UInt64 = { 1000 + UInt64($0) }) -> SchedulerScript {
+    static func drmRun(
+        frames: Int, presentedAt: (Int) -> Int = { $0 + 1 },
+        sequence: (Int) -> UInt64 = { 1000 + UInt64($0) }
+    ) -> SchedulerScript {
         var script = SchedulerScript()
         script.start(at: 2 * ms)
         for k in 0..<frames {
@@ -116,18 +122,19 @@ struct WaylandSchedulerTests {
     static let oddSequenceCases: [[UInt64]] = {
         let max = UInt64.max
         var cases: [[UInt64]] = []
-        cases.append([1001, 1002, 1003, 1004, 1005, 3, 4, 5, 6, 7, 8])                   // backwards (counter reset)
-        cases.append([0xFFFF_FFFD, 0xFFFF_FFFE, 0xFFFF_FFFF, 0, 1, 2, 3, 4, 5, 6, 7])    // 32-bit wrap through 0
-        cases.append([max - 3, max - 2, max - 1, max, 0, 1, 2, 3, 4, 5, 6])              // 64-bit wrap
-        cases.append([max - 3, max - 2, max - 1, max, 4, 5, 6, 7, 8, 9, 10])             // wrap, skipping
-        cases.append([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])                                  // no seq
-        cases.append([5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5])                                  // stuck
-        cases.append([1, 1_000_000, 1_000_001, 1_000_002, 7, 8, 9, 10, 11, 12, 13])      // jumps
+        cases.append([1001, 1002, 1003, 1004, 1005, 3, 4, 5, 6, 7, 8])  // backwards (counter reset)
+        cases.append([0xFFFF_FFFD, 0xFFFF_FFFE, 0xFFFF_FFFF, 0, 1, 2, 3, 4, 5, 6, 7])  // 32-bit wrap through 0
+        cases.append([max - 3, max - 2, max - 1, max, 0, 1, 2, 3, 4, 5, 6])  // 64-bit wrap
+        cases.append([max - 3, max - 2, max - 1, max, 4, 5, 6, 7, 8, 9, 10])  // wrap, skipping
+        cases.append([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])  // no seq
+        cases.append([5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5])  // stuck
+        cases.append([1, 1_000_000, 1_000_001, 1_000_002, 7, 8, 9, 10, 11, 12, 13])  // jumps
         return cases
     }()
 
-    @Test("a compositor seq that goes backwards, wraps or is 0: sequences keep counting one step per vblank",
-          arguments: WaylandSchedulerTests.oddSequenceCases)
+    @Test(
+        "a compositor seq that goes backwards, wraps or is 0: sequences keep counting one step per vblank",
+        arguments: WaylandSchedulerTests.oddSequenceCases)
     @MainActor
     func oddSequences(_ seqs: [UInt64]) {
         let script = Self.drmRun(frames: seqs.count, sequence: { seqs[$0 - 1] })
@@ -142,8 +149,8 @@ struct WaylandSchedulerTests {
 
     @Test("late feedback: the refresh without news is extrapolated on the rhythm, the next one is stamped again")
     func lateFeedback() {
-        var script = Self.drmRun(frames: 6)                  // refreshes 0…6, refresh 6 at vblank 6
-        script.callback(at: Self.vblank(7) + ms)             // frame 6's feedback is late
+        var script = Self.drmRun(frames: 6)  // refreshes 0…6, refresh 6 at vblank 6
+        script.callback(at: Self.vblank(7) + ms)  // frame 6's feedback is late
         script.presented(frame: 6, at: Self.vblank(7), sequence: 1007)
         script.presented(frame: 7, at: Self.vblank(8), sequence: 1008)
         script.callback(at: Self.vblank(8) + ms)
@@ -157,7 +164,7 @@ struct WaylandSchedulerTests {
     @Test("reordered feedback: the newest presentation stamps the refresh; both outcomes are delivered")
     func reorderedFeedback() {
         var script = Self.drmRun(frames: 6)
-        script.callback(at: Self.vblank(7) + ms)             // frame 6's feedback is late …
+        script.callback(at: Self.vblank(7) + ms)  // frame 6's feedback is late …
         script.presented(frame: 7, at: Self.vblank(8), sequence: 1008)
         script.presented(frame: 6, at: Self.vblank(7), sequence: 1007)  // … and comes after frame 7's
         script.callback(at: Self.vblank(8) + ms)
@@ -212,19 +219,22 @@ struct WaylandSchedulerTests {
             script.callback(at: q(k - 1) - 8 * ms)
             if k - 1 < 6 { script.presented(frame: UInt64(k - 1), at: q(k - 1)) }
         }
-        script.callback(at: q(7) - 8 * ms)                       // refresh 8: frame 6's feedback is late
+        script.callback(at: q(7) - 8 * ms)  // refresh 8: frame 6's feedback is late
         let q6 = q(6) - 300_000
         script.presented(frame: 6, at: q6, received: q(7) - 7 * ms)
-        script.callback(at: q(8) - 8 * ms)                       // refresh 9: only the late one is new
+        script.callback(at: q(8) - 8 * ms)  // refresh 9: only the late one is new
         script.presented(frame: 8, at: q(8))
         script.presented(frame: 7, at: q(7), received: q(8) + 2 * ms)
-        script.callback(at: q(9) - 8 * ms)                       // refresh 10
+        script.callback(at: q(9) - 8 * ms)  // refresh 10
         script.presented(frame: 9, at: q(9))
-        script.callback(at: q(10) - 8 * ms)                      // refresh 11
+        script.callback(at: q(10) - 8 * ms)  // refresh 11
         let p = Self.westonPeriod
         #expect(Array(script.timestamps[7...11]) == [q(5), q(6), q(6) + p / 2, q(8), q(9)])
-        #expect(Array(script.provenances[7...11]) == [.presentationFeedback, .frameCallbackEstimate,
-                                                       .frameCallbackEstimate, .presentationFeedback, .presentationFeedback])
+        #expect(
+            Array(script.provenances[7...11]) == [
+                .presentationFeedback, .frameCallbackEstimate,
+                .frameCallbackEstimate, .presentationFeedback, .presentationFeedback
+            ])
         #expect(Array(script.sequences[7...11]) == [8, 9, 10, 11, 12])
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
         let core = runThroughCore(script)
@@ -270,7 +280,7 @@ struct WaylandSchedulerTests {
     @Test("stall: noticed after the timeout, once; the first refresh when callbacks return follows the stall")
     @MainActor
     func stallAndRestart() {
-        var script = Self.drmRun(frames: 5)                  // last refresh at vblank 5 + 1 ms
+        var script = Self.drmRun(frames: 5)  // last refresh at vblank 5 + 1 ms
         let last = Self.vblank(5) + ms
         #expect(script.scheduler.watchdogInterval.value == 500 * ms)
         let r1 = script.watchdog(at: last + 499 * ms)
@@ -390,8 +400,9 @@ struct WaylandSchedulerTests {
         #expect(r11 == .nothing)
         let r12 = !script.start(at: Self.vblank(5))
         #expect(r12)
-        let feedback = script.scheduler.presented(slot: 0, at: t(Self.vblank(4)), receivedAt: t(Self.vblank(4)),
-                                                  sequence: 1, advertisedRefresh: .zero)
+        let feedback = script.scheduler.presented(
+            slot: 0, at: t(Self.vblank(4)), receivedAt: t(Self.vblank(4)),
+            sequence: 1, advertisedRefresh: .zero)
         #expect(feedback == nil)
     }
 }

@@ -14,8 +14,9 @@ struct WaylandTimingProtocolTests {
     static func mutterRun(frames: Int, commitTiming: Bool = false) -> SchedulerScript {
         var script = SchedulerScript()
         if commitTiming {
-            script.scheduler = WaylandRefreshScheduler(configuration: .init(timesCommits: true),
-                                                       advertisedPeriod: Nanoseconds(p))
+            script.scheduler = WaylandRefreshScheduler(
+                configuration: .init(timesCommits: true),
+                advertisedPeriod: Nanoseconds(p))
         }
         script.start(at: 0)
         for k in 1...frames {
@@ -90,9 +91,10 @@ struct WaylandTimingProtocolTests {
         var script = SchedulerScript()
         script.start(at: 0)
         let slot = script.refreshes[0].feedbackSlot!
-        let feedback = script.scheduler.presented(slot: slot, at: t(10 * ms), receivedAt: t(11 * ms), sequence: 0,
-                                                  advertisedRefresh: Nanoseconds(Self.p),
-                                                  flags: [.vsync, .hardwareCompletion])
+        let feedback = script.scheduler.presented(
+            slot: slot, at: t(10 * ms), receivedAt: t(11 * ms), sequence: 0,
+            advertisedRefresh: Nanoseconds(Self.p),
+            flags: [.vsync, .hardwareCompletion])
         #expect(feedback?.flags == [.vsync, .hardwareCompletion])
         #expect(feedback?.flags?.names == ["vsync", "hw_completion"])
     }
@@ -165,7 +167,12 @@ struct WaylandTimingProtocolTests {
         #expect(script.scheduler.frameRequestCount == requests + 1)
     }
 
-    @Test("suspended before the first frame: the start refresh still goes (it maps the surface); once content is committed, suspension holds starts back")
+    @Test(
+        """
+        suspended before the first frame: the start refresh still goes (it maps the surface); once content is committed, suspension holds \
+        starts back
+        """
+    )
     func suspensionBeforeFirstFrame() {
         var script = SchedulerScript()
         #expect(!script.scheduler.hasCommittedContent)

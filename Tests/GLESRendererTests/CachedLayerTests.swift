@@ -5,8 +5,10 @@ import Testing
 @Suite("Cached layers (offscreen, Mesa llvmpipe)", .serialized)
 struct CachedLayerTests {
     /// A scene layer (a translucent and an opaque view) under a panel layer: bands with text.
-    static func draw(_ renderer: Renderer, scene: Renderer.LayerID, panel: Renderer.LayerID, panelAt x: Float,
-                     layOutPanel: Bool) {
+    static func draw(
+        _ renderer: Renderer, scene: Renderer.LayerID, panel: Renderer.LayerID, panelAt x: Float,
+        layOutPanel: Bool
+    ) {
         renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0.07, 0.08, 0.11))
         renderer.addRect(scene, Rect(x: 20, y: 20, width: 90, height: 60), color: RGBA(0.9, 0.4, 0.1, 0.7), cornerRadius: 8)
         renderer.addRect(scene, Rect(x: 60, y: 40, width: 80, height: 80), color: RGBA(0.2, 0.6, 0.9, 1), cornerRadius: 12)
@@ -19,8 +21,12 @@ struct CachedLayerTests {
         renderer.endFrame()
     }
 
-    @Test("a cached layer's pixels are within 2/255 of drawing it directly, the same every frame, and its texture is drawn again only when it changes",
-          arguments: [3, 2] as [Int32])
+    @Test(
+        """
+        a cached layer's pixels are within 2/255 of drawing it directly, the same every frame, and its texture is drawn again only when it \
+        changes
+        """,
+        arguments: [3, 2] as [Int32])
     func cachedMatchesDirect(glesVersion: Int32) throws {
         let target = try OffscreenTarget()
         let version = min(glesVersion, target.context.glesMajorVersion)

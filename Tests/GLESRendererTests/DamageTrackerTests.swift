@@ -13,18 +13,22 @@ struct DamageTrackerTests {
     @Test("a layer's change is where it is now and where it was, cut to its clip")
     func layerChange() {
         let now = Self.bounds(10, 10, 20, 20), before = Self.bounds(40, 5, 10, 10)
-        #expect(DamageTracker.layerChange(bounds: now, previousBounds: before, clip: nil)
+        #expect(
+            DamageTracker.layerChange(bounds: now, previousBounds: before, clip: nil)
                 == Bounds(minX: 10, minY: 5, maxX: 50, maxY: 30))
-        #expect(DamageTracker.layerChange(bounds: now, previousBounds: before, clip: Rect(x: 0, y: 0, width: 45, height: 20))
+        #expect(
+            DamageTracker.layerChange(bounds: now, previousBounds: before, clip: Rect(x: 0, y: 0, width: 45, height: 20))
                 == Bounds(minX: 10, minY: 5, maxX: 45, maxY: 20))
         #expect(DamageTracker.layerChange(bounds: now, previousBounds: Bounds(), clip: nil) == now)
     }
 
     @Test("damage is the changed region rounded out to whole pixels and cut to the viewport")
     func damageRegion() {
-        #expect(DamageTracker.damage(changed: Self.bounds(10.5, 20.25, 30, 40), frameChanged: false, width: 100, height: 100)
+        #expect(
+            DamageTracker.damage(changed: Self.bounds(10.5, 20.25, 30, 40), frameChanged: false, width: 100, height: 100)
                 == .region(Rect(x: 10, y: 20, width: 31, height: 41)))
-        #expect(DamageTracker.damage(changed: Self.bounds(-5, 90, 20, 20), frameChanged: false, width: 100, height: 100)
+        #expect(
+            DamageTracker.damage(changed: Self.bounds(-5, 90, 20, 20), frameChanged: false, width: 100, height: 100)
                 == .region(Rect(x: 0, y: 90, width: 15, height: 10)))
         #expect(DamageTracker.damage(changed: Self.bounds(120, 0, 10, 10), frameChanged: false, width: 100, height: 100) == .none)
         #expect(DamageTracker.damage(changed: Bounds(), frameChanged: false, width: 100, height: 100) == .none)
@@ -70,8 +74,10 @@ struct DamageTrackerTests {
         #expect(record(a, age: 5) == .everything)
         // A forced region is redrawn whatever the age.
         let forced = Self.bounds(1, 1, 98, 98)
-        #expect(tracker.record(changed: a, width: 100, height: 100, clearColor: RGBA(0, 0, 0), age: 1,
-                               forced: forced) == forced)
+        #expect(
+            tracker.record(
+                changed: a, width: 100, height: 100, clearColor: RGBA(0, 0, 0), age: 1,
+                forced: forced) == forced)
     }
 
     @Test("property: a buffer's redraw is exactly the union of the changes of the frames it missed")
@@ -83,13 +89,15 @@ struct DamageTrackerTests {
             for frame in 0..<30 {
                 var changed = Bounds()
                 if Bool.random(using: &random) {
-                    changed.add(Float(Int.random(in: -20...100, using: &random)), Float(Int.random(in: -20...100, using: &random)),
-                                Float(Int.random(in: 1...40, using: &random)), Float(Int.random(in: 1...40, using: &random)))
+                    changed.add(
+                        Float(Int.random(in: -20...100, using: &random)), Float(Int.random(in: -20...100, using: &random)),
+                        Float(Int.random(in: 1...40, using: &random)), Float(Int.random(in: 1...40, using: &random)))
                 }
                 changes.append(changed)
                 let age = Int.random(in: 0...10, using: &random)
-                let redraw = tracker.record(changed: changed, width: 100, height: 100,
-                                            clearColor: RGBA(0, 0, 0), age: age)
+                let redraw = tracker.record(
+                    changed: changed, width: 100, height: 100,
+                    clearColor: RGBA(0, 0, 0), age: age)
                 if age == 0 || age > frame || age > DamageTracker.historyLength {
                     #expect(redraw == .everything)
                 } else {

@@ -8,11 +8,12 @@ import Testing
 struct HUDTests {
     /// Frame `i` of a 60 Hz run (16 ms apart, for exact sums), with `missed` refreshes missed.
     func frame(_ i: Int, missed: Int = 0, delta: Int64 = 16_000_000) -> DisplayFrame {
-        DisplayFrame(timestamp: MonotonicInstant(nanoseconds: 1_000_000_000 + Int64(i) * 16_000_000),
-                     targetTimestamp: MonotonicInstant(nanoseconds: 1_016_000_000 + Int64(i) * 16_000_000),
-                     duration: Nanoseconds(16_000_000), delta: Nanoseconds(i == 0 ? 0 : delta),
-                     sequence: UInt64(i), missedFrames: missed, provenance: .hardwareVBlank,
-                     refreshIndex: UInt64(i), frameInterval: 1)
+        DisplayFrame(
+            timestamp: MonotonicInstant(nanoseconds: 1_000_000_000 + Int64(i) * 16_000_000),
+            targetTimestamp: MonotonicInstant(nanoseconds: 1_016_000_000 + Int64(i) * 16_000_000),
+            duration: Nanoseconds(16_000_000), delta: Nanoseconds(i == 0 ? 0 : delta),
+            sequence: UInt64(i), missedFrames: missed, provenance: .hardwareVBlank,
+            refreshIndex: UInt64(i), frameInterval: 1)
     }
 
     @Test("what the panel shows changes on the first frame and then once per half-second window")

@@ -11,8 +11,10 @@ struct OcclusionCullerTests {
 
     /// Culls `layers` (drawing order, back to front) on a `width`×`height` viewport; returns each
     /// layer's visible instances and the number hidden.
-    static func cull(_ layers: [[[Float]]], width: Int32 = 40, height: Int32 = 40,
-                     marks: Bool = true) -> (visible: [[Float]], hidden: Int) {
+    static func cull(
+        _ layers: [[[Float]]], width: Int32 = 40, height: Int32 = 40,
+        marks: Bool = true
+    ) -> (visible: [[Float]], hidden: Int) {
         var culler = OcclusionCuller()
         culler.begin(width: width, height: height)
         var visible = [[Float]](repeating: [], count: layers.count)
@@ -55,13 +57,19 @@ struct OcclusionCullerTests {
 
     @Test("the opaque pass's insides: opaque rectangles only, inset by the corner and a pixel, nearest first")
     func opaqueInsides() {
-        let rects = ContiguousArray([Self.rect(10, 20, 30, 40), Self.rect(0, 0, 50, 50, alpha: 0.5), Self.rect(0, 0, 2.5, 9),
-                                    Self.rect(0, 0, 100, 50, radius: 10)].joined())
+        let rects = ContiguousArray(
+            [
+                Self.rect(10, 20, 30, 40), Self.rect(0, 0, 50, 50, alpha: 0.5), Self.rect(0, 0, 2.5, 9),
+                Self.rect(0, 0, 100, 50, radius: 10)
+            ].joined())
         var opaque = ContiguousArray<Float>()
         OcclusionCuller.appendOpaqueInsides(of: rects, to: &opaque)
         let inset: Float = 10 * 0.29289322 + 1  // 3.9289322
-        #expect(Array(opaque) == [inset, inset, 100 - 2 * inset, 50 - 2 * inset, 0.2, 0.4, 0.6, 3,
-                                  11, 21, 28, 38, 0.2, 0.4, 0.6, 0])
+        #expect(
+            Array(opaque) == [
+                inset, inset, 100 - 2 * inset, 50 - 2 * inset, 0.2, 0.4, 0.6, 3,
+                11, 21, 28, 38, 0.2, 0.4, 0.6, 0
+            ])
         #expect(OcclusionCuller.opaqueInset(width: 100, height: 8, cornerRadius: 10) == 4 * 0.29289322 + 1)
     }
 
@@ -73,11 +81,12 @@ struct OcclusionCullerTests {
         for _ in 0..<150 {
             let layers: [[[Float]]] = (0..<2).map { _ in
                 (0..<10).map { _ in
-                    Self.rect(Float(Int.random(in: -10...60, using: &random)) + [0, 0.5].randomElement(using: &random)!,
-                              Float(Int.random(in: -10...44, using: &random)),
-                              Float(Int.random(in: 1...40, using: &random)), Float(Int.random(in: 1...40, using: &random)),
-                              alpha: [1, 1, 0.5].randomElement(using: &random)!,
-                              radius: Float(Int.random(in: 0...12, using: &random)))
+                    Self.rect(
+                        Float(Int.random(in: -10...60, using: &random)) + [0, 0.5].randomElement(using: &random)!,
+                        Float(Int.random(in: -10...44, using: &random)),
+                        Float(Int.random(in: 1...40, using: &random)), Float(Int.random(in: 1...40, using: &random)),
+                        alpha: [1, 1, 0.5].randomElement(using: &random)!,
+                        radius: Float(Int.random(in: 0...12, using: &random)))
                 }
             }
             let result = Self.cull(layers, width: width, height: height)

@@ -30,8 +30,10 @@ extension Array where Element == UInt8 {
 /// ``sharedAtlas``: each one's byte, position and the glyph's coverage there. Returns where the pen
 /// ends.
 @discardableResult
-func forEachTextPixel(_ text: [UInt8], x: Int32, baseline: Int32, face: Int,
-                      _ body: (_ byte: UInt8, _ x: Int, _ y: Int, _ coverage: UInt8) -> Void) -> Int32 {
+func forEachTextPixel(
+    _ text: [UInt8], x: Int32, baseline: Int32, face: Int,
+    _ body: (_ byte: UInt8, _ x: Int, _ y: Int, _ coverage: UInt8) -> Void
+) -> Int32 {
     var pen = x
     for byte in text {
         let g = sharedAtlas.glyph(byte, face: face)

@@ -17,11 +17,12 @@ import Testing
 struct PartialRedrawTests {
     /// Frame `i` of a 60 Hz run.
     static func frame(_ i: Int) -> DisplayFrame {
-        DisplayFrame(timestamp: MonotonicInstant(nanoseconds: 1_000_000_000 + Int64(i) * 16_000_000),
-                     targetTimestamp: MonotonicInstant(nanoseconds: 1_016_000_000 + Int64(i) * 16_000_000),
-                     duration: Nanoseconds(16_000_000), delta: Nanoseconds(i == 0 ? 0 : 16_000_000),
-                     sequence: UInt64(i), missedFrames: 0, provenance: .hardwareVBlank,
-                     refreshIndex: UInt64(i), frameInterval: 1)
+        DisplayFrame(
+            timestamp: MonotonicInstant(nanoseconds: 1_000_000_000 + Int64(i) * 16_000_000),
+            targetTimestamp: MonotonicInstant(nanoseconds: 1_016_000_000 + Int64(i) * 16_000_000),
+            duration: Nanoseconds(16_000_000), delta: Nanoseconds(i == 0 ? 0 : 16_000_000),
+            sequence: UInt64(i), missedFrames: 0, provenance: .hardwareVBlank,
+            refreshIndex: UInt64(i), frameInterval: 1)
     }
 
     /// One renderer with its scene and HUD, drawing into its own buffers.
@@ -38,9 +39,11 @@ struct PartialRedrawTests {
     @discardableResult
     /// `warmsUp`: the tested side first draws a warm-up frame as the demo does before its first
     /// frame (``Renderer/warmUp(partialRedraws:)`` after the scene and HUD, into its first buffer, never shown).
-    func compare(width: Int32, height: Int32, chain: Int, frames: Int, moves: (Int) -> Bool, warmsUp: Bool = false,
-                 before: (Int, Scene) -> Void = { _, _ in }, after: (Int, Scene) -> Void = { _, _ in },
-                 makeScene: (Renderer, _ tested: Bool) -> Scene) throws -> Int {
+    func compare(
+        width: Int32, height: Int32, chain: Int, frames: Int, moves: (Int) -> Bool, warmsUp: Bool = false,
+        before: (Int, Scene) -> Void = { _, _ in }, after: (Int, Scene) -> Void = { _, _ in },
+        makeScene: (Renderer, _ tested: Bool) -> Scene
+    ) throws -> Int {
         let context = try EGLDisplayContext(platform: .surfaceless, alpha: true)
         func side(buffers count: Int, fast: Bool) throws -> Side {
             let buffers = try (0..<count).map { _ in
@@ -93,9 +96,12 @@ struct PartialRedrawTests {
             let mismatches = zip(images[0], images[1]).lazy.filter { $0 != $1 }.count
             #expect(mismatches == 0, "frame \(i): \(mismatches) bytes differ (redrawn: \(tested.renderer.redrawn))")
             if mismatches > 0 {
-                let rows = Set(zip(images[0], images[1]).enumerated().filter { $0.element.0 != $0.element.1 }.map { $0.offset / (Int(width) * 4) })
+                let rows = Set(
+                    zip(images[0], images[1]).enumerated().filter { $0.element.0 != $0.element.1 }.map { $0.offset / (Int(width) * 4) })
                 let sample = (tested.scene as? ScrollScene).map { "offset \($0.pixelOffset) drawn \($0.rowCache?.rowsDrawn ?? -1)" } ?? ""
-                let firsts = zip(images[0], images[1]).enumerated().filter { $0.element.0 != $0.element.1 }.prefix(12).map { "\($0.offset % (Int(width) * 4) / 4),\($0.offset / (Int(width) * 4)):c\($0.offset % 4) \($0.element.0)/\($0.element.1)" }
+                let firsts = zip(images[0], images[1]).enumerated().filter { $0.element.0 != $0.element.1 }.prefix(12).map {
+                    "\($0.offset % (Int(width) * 4) / 4),\($0.offset / (Int(width) * 4)):c\($0.offset % 4) \($0.element.0)/\($0.element.1)"
+                }
                 Issue.record("rows differing: \(rows.sorted()) \(sample) \(firsts)")
                 return hidden
             }
@@ -107,8 +113,9 @@ struct PartialRedrawTests {
         return hidden
     }
 
-    @Test("bounce frames (60 and 2,000 views, HUD) are pixel-exact with the opaque pass and buffer ages 1 to 3",
-          arguments: [(60, 1), (60, 2), (2000, 3)])
+    @Test(
+        "bounce frames (60 and 2,000 views, HUD) are pixel-exact with the opaque pass and buffer ages 1 to 3",
+        arguments: [(60, 1), (60, 2), (2000, 3)])
     func bounce(views: Int, chain: Int) throws {
         let hidden = try compare(width: 200, height: 150, chain: chain, frames: 48, moves: { $0 % 12 < 8 }) { renderer, _ in
             BounceScene(renderer: renderer, views: views, width: 200, height: 150, seed: 7)
@@ -117,12 +124,14 @@ struct PartialRedrawTests {
         if views >= 2000 { #expect(hidden > 0) }
     }
 
-    @Test("scroll frames (rows moving, then still) are pixel-exact with the opaque pass and buffer ages 1 and 2",
-          arguments: [1, 2])
+    @Test(
+        "scroll frames (rows moving, then still) are pixel-exact with the opaque pass and buffer ages 1 and 2",
+        arguments: [1, 2])
     func scroll(chain: Int) throws {
         try compare(width: 240, height: 200, chain: chain, frames: 40, moves: { $0 < 30 }) { renderer, _ in
-            ScrollScene(renderer: renderer, rows: 300, width: 240, height: 200, duration: 0.4,
-                        curve: .easeInOut, cachesRows: false)
+            ScrollScene(
+                renderer: renderer, rows: 300, width: 240, height: 200, duration: 0.4,
+                curve: .easeInOut, cachesRows: false)
         }
     }
 
@@ -132,20 +141,24 @@ struct PartialRedrawTests {
     /// the tested side draws rows into the cache only as they scroll in, copies it, and adds the
     /// opaque pass and partial redraw with buffer ages 1 to 3. Scrolls down, then back up (toggled
     /// mid-scroll), then stands still, with the HUD over the list changing twice a second.
-    @Test("scroll frames drawn through the row cache are pixel-exact (down, back up, still; buffer ages 1 to 3)",
-          arguments: [(0.4, 1), (3.0, 1), (3.0, 2), (3.0, 3), (12.0, 2)])
+    @Test(
+        "scroll frames drawn through the row cache are pixel-exact (down, back up, still; buffer ages 1 to 3)",
+        arguments: [(0.4, 1), (3.0, 1), (3.0, 2), (3.0, 3), (12.0, 2)])
     func scrollCache(duration: Double, chain: Int) throws {
         var partialCacheFrames = 0, copiedOnlyFrames = 0, fractional = 0
-        try compare(width: 240, height: 200, chain: chain, frames: 56, moves: { $0 < 44 },
-                    before: { i, scene in if i == 26 { scene.toggleScroll() } },
-                    after: { _, scene in
-                        guard let scene = scene as? ScrollScene, let cache = scene.rowCache else { return }
-                        if let offset = scene.scrollSample?.offset, offset != offset.rounded(.down) { fractional += 1 }
-                        if cache.rowsDrawn == 0 { copiedOnlyFrames += 1 }
-                        if cache.rowsDrawn > 0 && cache.rowsDrawn < Int(cache.clip.height) { partialCacheFrames += 1 }
-                    }) { renderer, tested in
-            let scene = ScrollScene(renderer: renderer, rows: 300, width: 240, height: 200, duration: duration,
-                                    curve: .easeInOut, cachesRows: tested)
+        try compare(
+            width: 240, height: 200, chain: chain, frames: 56, moves: { $0 < 44 },
+            before: { i, scene in if i == 26 { scene.toggleScroll() } },
+            after: { _, scene in
+                guard let scene = scene as? ScrollScene, let cache = scene.rowCache else { return }
+                if let offset = scene.scrollSample?.offset, offset != offset.rounded(.down) { fractional += 1 }
+                if cache.rowsDrawn == 0 { copiedOnlyFrames += 1 }
+                if cache.rowsDrawn > 0 && cache.rowsDrawn < Int(cache.clip.height) { partialCacheFrames += 1 }
+            }
+        ) { renderer, tested in
+            let scene = ScrollScene(
+                renderer: renderer, rows: 300, width: 240, height: 200, duration: duration,
+                curve: .easeInOut, cachesRows: tested)
             #expect(scene.cachesRows == tested)
             return scene
         }
@@ -165,8 +178,10 @@ struct PartialRedrawTests {
             BounceScene(renderer: renderer, views: 60, width: 200, height: 150, seed: 7)
         }
         var rowsDrawn: [Int] = []
-        try compare(width: 240, height: 200, chain: 2, frames: 40, moves: { $0 < 30 }, warmsUp: true,
-                    after: { _, scene in (scene as? ScrollScene)?.rowCache.map { rowsDrawn.append($0.rowsDrawn) } }) { renderer, tested in
+        try compare(
+            width: 240, height: 200, chain: 2, frames: 40, moves: { $0 < 30 }, warmsUp: true,
+            after: { _, scene in (scene as? ScrollScene)?.rowCache.map { rowsDrawn.append($0.rowsDrawn) } }
+        ) { renderer, tested in
             ScrollScene(renderer: renderer, rows: 300, width: 240, height: 200, duration: 3, curve: .easeInOut, cachesRows: tested)
         }
         // The cache was used, and its first frame drew only the rows it scrolled in (here 1 of the

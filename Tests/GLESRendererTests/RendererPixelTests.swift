@@ -4,8 +4,9 @@ import Testing
 
 @Suite("Renderer pixels (offscreen, Mesa llvmpipe)", .serialized)
 struct RendererPixelTests {
-    @Test("a view drawn at a known position and colour is at those pixels, and only there",
-          arguments: [3, 2] as [Int32])
+    @Test(
+        "a view drawn at a known position and colour is at those pixels, and only there",
+        arguments: [3, 2] as [Int32])
     func rectAtPosition(glesVersion: Int32) throws {
         let target = try OffscreenTarget()
         let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: min(glesVersion, target.context.glesMajorVersion))
@@ -92,8 +93,9 @@ struct RendererPixelTests {
         func frame(shift: Float) {
             renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0, 0, 0, 1))
             for i in 0..<2000 {
-                renderer.addRect(views, Rect(x: Float(i % 50) * 5 + shift, y: Float(i / 50) * 6, width: 4, height: 4),
-                                 color: RGBA(1, 0.5, 0, 1), cornerRadius: 2)
+                renderer.addRect(
+                    views, Rect(x: Float(i % 50) * 5 + shift, y: Float(i / 50) * 6, width: 4, height: 4),
+                    color: RGBA(1, 0.5, 0, 1), cornerRadius: 2)
             }
             renderer.addText(hud, Array("fps 60".utf8), x: 4, baseline: 250, face: 0, color: RGBA(1, 1, 1, 1))
             renderer.endFrame()
@@ -175,8 +177,9 @@ struct RendererPixelTests {
             let layer = renderer.makeLayer()
             renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0.1, 0.1, 0.1, 1))
             for i in 0..<40 {
-                renderer.addRect(layer, Rect(x: Float(i * 6), y: Float(i * 5), width: 30, height: 18),
-                                 color: RGBA(Float(i) / 40, 0.4, 0.8, 0.7), cornerRadius: 6)
+                renderer.addRect(
+                    layer, Rect(x: Float(i * 6), y: Float(i * 5), width: 30, height: 18),
+                    color: RGBA(Float(i) / 40, 0.4, 0.8, 0.7), cornerRadius: 6)
             }
             renderer.addText(layer, Array("Hello 42".utf8), x: 30, baseline: 200, face: 1, color: RGBA(1, 1, 0, 1))
             renderer.endFrame()

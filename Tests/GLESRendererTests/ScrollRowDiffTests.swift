@@ -8,11 +8,15 @@ struct ScrollRowDiffTests {
     static func row(_ y: Float, _ h: Float = 20, shade: Float = 0.5) -> [Float] { [0, y, 100, h, shade, shade, shade, 1, 0] }
     static func rows(_ tops: [Float]) -> ContiguousArray<Float> { ContiguousArray(tops.flatMap { row($0) }) }
 
-    static func redraw(offset: Int, height: Int = 100, ringOffset: Int?, rects: ContiguousArray<Float>,
-                       ringRects: ContiguousArray<Float>, glyphs: ContiguousArray<Float> = [],
-                       ringGlyphs: ContiguousArray<Float> = []) -> [Range<Int>] {
-        ScrollRowDiff.rowsToRedraw(offset: offset, height: height, ringOffset: ringOffset, rects: rects, ringRects: ringRects,
-                                   glyphs: glyphs, ringGlyphs: ringGlyphs).ranges
+    static func redraw(
+        offset: Int, height: Int = 100, ringOffset: Int?, rects: ContiguousArray<Float>,
+        ringRects: ContiguousArray<Float>, glyphs: ContiguousArray<Float> = [],
+        ringGlyphs: ContiguousArray<Float> = []
+    ) -> [Range<Int>] {
+        ScrollRowDiff.rowsToRedraw(
+            offset: offset, height: height, ringOffset: ringOffset, rects: rects, ringRects: ringRects,
+            glyphs: glyphs, ringGlyphs: ringGlyphs
+        ).ranges
     }
 
     @Test("an empty ring, or a jump of a window or more, redraws the whole window")
@@ -29,7 +33,8 @@ struct ScrollRowDiffTests {
         // Down 5: the row at 100 comes in at the bottom; the one at 0 is still partly shown.
         #expect(Self.redraw(offset: 5, ringOffset: 0, rects: Self.rows([0, 20, 40, 60, 80, 100]), ringRects: ring) == [100..<105])
         // Down 25: the row at 0 left at the top (outside the window: no run of its own).
-        #expect(Self.redraw(offset: 25, ringOffset: 0, rects: Self.rows([20, 40, 60, 80, 100, 120]), ringRects: ring)
+        #expect(
+            Self.redraw(offset: 25, ringOffset: 0, rects: Self.rows([20, 40, 60, 80, 100, 120]), ringRects: ring)
                 == [100..<125])
         // Up 6: rows 4 to 10 came in at the top.
         #expect(Self.redraw(offset: 4, ringOffset: 10, rects: ring, ringRects: ring) == [4..<10])
@@ -51,8 +56,10 @@ struct ScrollRowDiffTests {
         let glyph: [Float] = [10, 50, 8, 3, 1, 1, 1, 1, 0, 0, 8, 3]
         var moved = glyph
         moved[1] = 50.5
-        #expect(Self.redraw(offset: 0, ringOffset: 0, rects: ring, ringRects: ring, glyphs: ContiguousArray(moved),
-                            ringGlyphs: ContiguousArray(glyph)) == [50..<54])
+        #expect(
+            Self.redraw(
+                offset: 0, ringOffset: 0, rects: ring, ringRects: ring, glyphs: ContiguousArray(moved),
+                ringGlyphs: ContiguousArray(glyph)) == [50..<54])
     }
 
     @Test("property: every row whose instances differ, or that the ring did not hold, is redrawn; nothing outside the window")
@@ -73,8 +80,9 @@ struct ScrollRowDiffTests {
                 }
             }
             if Bool.random(using: &random) { ring.swapAt(0, 1) }
-            let runs = Self.redraw(offset: offset, height: height, ringOffset: old, rects: ContiguousArray(current.joined()),
-                                   ringRects: ContiguousArray(ring.joined()))
+            let runs = Self.redraw(
+                offset: offset, height: height, ringOffset: old, rects: ContiguousArray(current.joined()),
+                ringRects: ContiguousArray(ring.joined()))
             #expect(runs.count <= 2)
             for run in runs { #expect(run.lowerBound >= offset && run.upperBound <= offset + height && !run.isEmpty) }
             func at(_ r: Int, _ list: [[Float]]) -> [[Float]] { list.filter { $0[1] < Float(r + 1) && $0[1] + $0[3] > Float(r) } }

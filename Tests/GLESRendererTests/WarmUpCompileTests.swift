@@ -44,10 +44,11 @@ struct WarmUpCompileTests {
         ("bounce 60 whole", false, { BounceScene(renderer: $0, views: 60, width: 240, height: 200, seed: 7) }),
         ("bounce 2000", true, { BounceScene(renderer: $0, views: 2000, width: 240, height: 200, seed: 7) }),
         ("scroll", true, { ScrollScene(renderer: $0, rows: 300, width: 240, height: 200, duration: 1, curve: .easeInOut) }),
-        ("scroll whole", false, { ScrollScene(renderer: $0, rows: 300, width: 240, height: 200, duration: 1, curve: .easeInOut) }),
+        ("scroll whole", false, { ScrollScene(renderer: $0, rows: 300, width: 240, height: 200, duration: 1, curve: .easeInOut) })
     ]
 
-    @Test("""
+    @Test(
+        """
         no LLVM compile in the frames after a warm-up (bounce with HUD, 60 and 2,000 views; scroll through the row cache; redrawn in part \
         and whole)
         """, .enabled(if: !isChild))
@@ -58,8 +59,9 @@ struct WarmUpCompileTests {
             environment["LD_PRELOAD"] = library
             let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
             // A hang guard only: the child's frames take seconds, minutes on a loaded host.
-            let child = try ChildProcess.run([me, "--testing-library", "swift-testing", "--filter", "WarmUpCompileTests"],
-                                             environment: environment, errors: .standardOutput, limit: .seconds(300))
+            let child = try ChildProcess.run(
+                [me, "--testing-library", "swift-testing", "--filter", "WarmUpCompileTests"],
+                environment: environment, errors: .standardOutput, limit: .seconds(300))
             let lines = child.output.split(separator: "\n").filter { $0.hasPrefix("jit-probe ") }
             #expect(child.termination == .exited(0), "the child failed: \(child.output.suffix(2000))")
             try #require(lines.count == WarmUpCompileTests.scenes.count, "child output: \(child.output.suffix(2000))")
@@ -81,8 +83,9 @@ struct WarmUpCompileTests {
     /// turn (buffer age 2: partial redraws; or 0, whole), counting compiles in each part.
     @Test("child: warm-up and frames, compiles counted", .enabled(if: isChild))
     func child() throws {
-        let symbol = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "displaylink_jit_probe_count"),
-                                  "the probe is not preloaded")
+        let symbol = try #require(
+            dlsym(UnsafeMutableRawPointer(bitPattern: 0), "displaylink_jit_probe_count"),
+            "the probe is not preloaded")
         let count = unsafeBitCast(symbol, to: (@convention(c) () -> UInt).self)
         for (name, partly, makeScene) in WarmUpCompileTests.scenes {
             let context = try EGLDisplayContext(platform: .surfaceless, alpha: true)

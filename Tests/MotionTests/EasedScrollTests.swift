@@ -20,8 +20,9 @@ final class ScrollDriver {
 @MainActor
 @Suite("Eased scroll")
 struct EasedScrollTests {
-    @Test("ends on the first frame whose target is at or after the deadline, at 30, 60 and 144 Hz",
-          arguments: [30.0, 60.0, 144.0])
+    @Test(
+        "ends on the first frame whose target is at or after the deadline, at 30, 60 and 144 Hz",
+        arguments: [30.0, 60.0, 144.0])
     func endsOnDeadline(hz: Double) {
         let source = MockFrameSource(refreshRate: hz)
         let driver = ScrollDriver()
@@ -70,17 +71,23 @@ struct EasedScrollTests {
 
     /// After two frames of a linear 500 px scroll over 1 s (the second aiming at 0.2 s: offset 150),
     /// a target earlier than the last one.
-    @Test("a target earlier than the last one: a fraction that goes backwards finishes the scroll at its end; a little earlier (under half a period: prediction jitter) holds the offset and goes on",
-          arguments: [
-              // Backwards by 100 ms: finished at its end.
-              [Step(200_000_000, target: 200_000_000, 500, animating: false)],
-              // 200 ns earlier than the last target (seen on vkms in qemu): held, still animating.
-              [Step(116_000_000, target: 299_999_800, 150, animating: true),
-               Step(132_000_000, target: 400_000_000, 200, animating: true),
-               // 7.9 ms back is still jitter at a 16 ms period; 8.1 ms back is a clock step.
-               Step(148_000_000, target: 392_100_000, 200, animating: true),
-               Step(164_000_000, target: 391_900_000, 500, animating: false)],
-          ])
+    @Test(
+        """
+        a target earlier than the last one: a fraction that goes backwards finishes the scroll at its end; a little earlier (under half a \
+        period: prediction jitter) holds the offset and goes on
+        """,
+        arguments: [
+            // Backwards by 100 ms: finished at its end.
+            [Step(200_000_000, target: 200_000_000, 500, animating: false)],
+            // 200 ns earlier than the last target (seen on vkms in qemu): held, still animating.
+            [
+                Step(116_000_000, target: 299_999_800, 150, animating: true),
+                Step(132_000_000, target: 400_000_000, 200, animating: true),
+                // 7.9 ms back is still jitter at a 16 ms period; 8.1 ms back is a clock step.
+                Step(148_000_000, target: 392_100_000, 200, animating: true),
+                Step(164_000_000, target: 391_900_000, 500, animating: false)
+            ]
+        ])
     func earlierTarget(_ steps: [Step]) {
         var scroll = EasedScroll()
         scroll.scroll(to: 500, duration: 1, curve: .linear)
@@ -97,7 +104,8 @@ struct EasedScrollTests {
 
 /// A frame at `t` aiming at `target` (ns), 16 ms period.
 private func frame(_ t: Int64, target: Int64) -> DisplayFrame {
-    DisplayFrame(timestamp: MonotonicInstant(nanoseconds: t), targetTimestamp: MonotonicInstant(nanoseconds: target),
-                 duration: Nanoseconds(16_000_000), delta: .zero, sequence: 0, missedFrames: 0,
-                 provenance: .hardwareVBlank, refreshIndex: 0, frameInterval: 1)
+    DisplayFrame(
+        timestamp: MonotonicInstant(nanoseconds: t), targetTimestamp: MonotonicInstant(nanoseconds: target),
+        duration: Nanoseconds(16_000_000), delta: .zero, sequence: 0, missedFrames: 0,
+        provenance: .hardwareVBlank, refreshIndex: 0, frameInterval: 1)
 }

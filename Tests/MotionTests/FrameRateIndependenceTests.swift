@@ -17,10 +17,10 @@ struct FrameRateIndependenceTests {
         init() {
             // Large bounds and long lifetimes: nothing is recycled within the second.
             views = MovingViews(count: 4, width: 100_000, height: 100_000, seed: 11)
-            views.set(0, x: 500, y: 500, vx: 120, vy: -200, ax: 0, ay: 90, lifetime: 10)     // the default gravity
+            views.set(0, x: 500, y: 500, vx: 120, vy: -200, ax: 0, ay: 90, lifetime: 10)  // the default gravity
             views.set(1, x: 800, y: 300, vx: -40, vy: 0, ax: 15, ay: -30, lifetime: 10)
             views.set(2, x: 200, y: 900, vx: 0, vy: 0, ax: -250, ay: 400, lifetime: 10)
-            views.set(3, x: 600, y: 600, vx: 220, vy: 180, ax: 0, ay: 0, lifetime: 10)         // no acceleration
+            views.set(3, x: 600, y: 600, vx: 220, vy: 180, ax: 0, ay: 0, lifetime: 10)  // no acceleration
         }
     }
 
@@ -33,9 +33,10 @@ struct FrameRateIndependenceTests {
         let model = Model()
         let source = MockFrameSource(refreshRate: Double(hz))
         let period = source.refreshPeriod.value
-        source.scriptJitter((1...hz + 1).map { k in
-            Int64((Double(k) * 1e9 / Double(hz)).rounded()) - Int64(k) * period
-        })
+        source.scriptJitter(
+            (1...hz + 1).map { k in
+                Int64((Double(k) * 1e9 / Double(hz)).rounded()) - Int64(k) * period
+            })
         let link = DisplayLink(source: source, target: model) { model, link in
             if model.firstTimestamp == nil { model.firstTimestamp = link.frame.timestamp }
             model.lastTimestamp = link.frame.timestamp

@@ -57,8 +57,9 @@ enum ForkyCompositor: String, CaseIterable, Sendable, CustomTestStringConvertibl
 @MainActor
 @Suite("Wayland timing protocols under weston 16, mutter 50 and kwin 6.7 (Debian forky root)", .serialized)
 struct ForkyCompositorTests {
-    @Test("the timing protocols each offers, all bound; the source uses them (commit timing on mutter 50 turned off by configuration)",
-          arguments: ForkyCompositor.allCases)
+    @Test(
+        "the timing protocols each offers, all bound; the source uses them (commit timing on mutter 50 turned off by configuration)",
+        arguments: ForkyCompositor.allCases)
     func protocolsBound(_ kind: ForkyCompositor) async throws {
         let compositor = try await kind.start()
         defer { compositor.stop() }
@@ -72,14 +73,16 @@ struct ForkyCompositorTests {
         #expect(Set(client.source.timingProtocolsInUse) == inUse)
         #expect(client.source.isTimingCommits == kind.expectsTimedCommits)
         let outputs = connection.outputs.map { "\($0.name ?? "?") \($0.width)×\($0.height) \($0.refreshMilliHertz) mHz" }
-        print("""
+        print(
+            """
             [\(kind.testDescription)] process \(connection.compositorName ?? "?"); \(connection.timingProtocols.joined(separator: ", ")); \
             xdg_wm_base \(connection.wmBaseVersion); presentation clock \(connection.presentationClock?.description ?? "none"); outputs \
             \(outputs)
             """)
     }
 
-    @Test("""
+    @Test(
+        """
         frames are presented; every delivered timestamp is a presentation time the compositor reported, or marked an estimate; deltas are \
         timestamp differences; FIFO barriers set; no timed frame presented before its commit target
         """, arguments: ForkyCompositor.allCases)
@@ -90,7 +93,9 @@ struct ForkyCompositorTests {
         let done = await client.run(within: .seconds(120)) {
             client.presentedTimes.count >= 30 || client.swapError != nil || client.connection.error != nil
         }
-        #expect(done, """
+        #expect(
+            done,
+            """
             30 presentations did not arrive (\(client.frames.count) callbacks, \(client.presentedTimes.count) presented); \
             log:\n\(compositor.readLog())
             """)
@@ -129,7 +134,8 @@ struct ForkyCompositorTests {
         let flags = Set(presentedFeedback.compactMap { $0.flags?.rawValue })
         let gaps = zip(presented, presented.dropFirst()).map { Double($1 - $0) / 1e6 }.sorted()
         let median = gaps.isEmpty ? 0 : gaps[gaps.count / 2]
-        print("""
+        print(
+            """
             [\(kind.testDescription)] \(frames.count) callbacks, \(presentedSet.count) presented, \
             \(client.feedback.count - presentedFeedback.count) discarded; estimates at refreshes \
             \(frames.filter { $0.provenance != .presentationFeedback }.map(\.refreshIndex)); sequences \
@@ -140,7 +146,8 @@ struct ForkyCompositorTests {
             """)
     }
 
-    @Test("""
+    @Test(
+        """
         weston 16 with timed commits kept: each frame drawn once a presentation is known carries a commit target, and none is presented \
         before it
         """)
@@ -150,8 +157,9 @@ struct ForkyCompositorTests {
         // No fallback: weston 16 presents a timed commit at its first refresh at or after the
         // commit's target (here the frame's target, half a period later), so it never holds one;
         // turned off so that every frame stays timed and is checked.
-        let client = try PacedClient(on: weston,
-                                     configuration: .init(allowsCommitTiming: true, fallsBackFromHeldCommits: false))
+        let client = try PacedClient(
+            on: weston,
+            configuration: .init(allowsCommitTiming: true, fallsBackFromHeldCommits: false))
         #expect(client.source.isTimingCommits)
         client.start()
         // How many callbacks there had been when the first presentation arrived: every frame
@@ -164,7 +172,9 @@ struct ForkyCompositorTests {
         let done = await eventually(within: .seconds(120)) {
             client.timedPresentedCount >= 30 || client.swapError != nil || client.connection.error != nil
         }
-        #expect(done, """
+        #expect(
+            done,
+            """
             30 timed frames were not presented (\(client.source.timedCommitCount) timed commits, \(client.presentedTimes.count) \
             presented); weston log:\n\(weston.readLog())
             """)
@@ -180,8 +190,11 @@ struct ForkyCompositorTests {
                 #expect(feedback.commitTarget != nil, "frame \(feedback.refreshIndex) has no commit target")
             }
             guard case .presented(let at, _) = feedback.outcome, let target = feedback.commitTarget,
-                  let frame = client.frames.first(where: { $0.refreshIndex == feedback.refreshIndex }) else { continue }
-            #expect(at >= target, """
+                let frame = client.frames.first(where: { $0.refreshIndex == feedback.refreshIndex })
+            else { continue }
+            #expect(
+                at >= target,
+                """
                 frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target
                 """)
             // The commit target is half a period before the frame's target.
@@ -191,7 +204,8 @@ struct ForkyCompositorTests {
         }
         #expect(checked > 0)
         #expect(client.source.releaseCommitCount == 0)
-        print("""
+        print(
+            """
             [weston 16] timed frames presented and checked: \(checked) of \(client.source.timedCommitCount) timed commits; smallest \
             presented − target \(Double(earliest) / 1e6) ms
             """)
@@ -200,7 +214,7 @@ struct ForkyCompositorTests {
     /// The hidden-surface cases: each compositor with untimed commits, and weston 16 also with its
     /// commit timing on (the library's default there).
     nonisolated static let hiddenCases: [(ForkyCompositor, Bool)] = [
-        (.weston16, false), (.weston16, true), (.mutter50, false), (.kwin67, false),
+        (.weston16, false), (.weston16, true), (.mutter50, false), (.kwin67, false)
     ]
 
     /// What each compositor does with a minimised window that sets FIFO barriers (found here; each
@@ -225,7 +239,8 @@ struct ForkyCompositorTests {
     ///   waiting for a release, as newer Mesa does. So the naive client here only commits (no new
     ///   buffers): queued behind a barrier or not, its commits block nothing and do not stop it
     ///   from leaving.
-    @Test("""
+    @Test(
+        """
         a minimised window with FIFO barriers: nothing blocks the client (its refreshes and its own draws go on, commits with a barrier \
         each included; it keeps dispatching, and it can destroy its window and disconnect); what the compositor does is reported
         """, arguments: hiddenCases)
@@ -237,8 +252,9 @@ struct ForkyCompositorTests {
         // program that asks for them does.
         var client: PacedClient? = try PacedClient(
             on: compositor,
-            configuration: .init(stallTimeout: Nanoseconds(200_000_000), fallbackTickInterval: Nanoseconds(50_000_000),
-                                 allowsCommitTiming: commitTiming))
+            configuration: .init(
+                stallTimeout: Nanoseconds(200_000_000), fallbackTickInterval: Nanoseconds(50_000_000),
+                allowsCommitTiming: commitTiming))
         guard let paced = client else { return }
         var suspensions: [Bool] = []
         paced.window.onSuspendedChange = { suspensions.append($0) }
@@ -265,7 +281,9 @@ struct ForkyCompositorTests {
             paced.frames.count >= hiddenAt + 20 || paced.source.isSuspended
                 || paced.swapError != nil || paced.connection.error != nil
         }
-        #expect(progressed, """
+        #expect(
+            progressed,
+            """
             the link stopped while hidden, neither suspended nor ticking (\(paced.frames.count - hiddenAt) refreshes since); \
             log:\n\(compositor.readLog())
             """)
@@ -346,7 +364,8 @@ struct ForkyCompositorTests {
         #expect(await roundtrip(other))
         #expect(compositor.isRunning)
         #expect(!hangGuard.disarm(), "the client blocked while hidden: the compositor was killed to free it")
-        print("""
+        print(
+            """
             [\(name)] minimised after \(hiddenAt) callbacks (on \(outputsWhileHidden) outputs while hidden): then \(pacedAfter) \
             compositor-paced callbacks (FIFO barriers set \(barriersAfter)) and \(ticksBeforeSuspension) fallback ticks; suspended changes \
             \(suspensions), stalled \(stalled); feedback since: \(presentedHidden) presented, \(discardedHidden) discarded, \(outstanding) \
@@ -359,7 +378,8 @@ struct ForkyCompositorTests {
 /// failures are typed and carry the compositor's log.
 @Suite("private compositors in the Debian forky root", .serialized)
 struct HeadlessRootCompositorTests {
-    @Test("""
+    @Test(
+        """
         started: a socket that answers, its mounts only in its own namespace; stopped (twice): no process of its group runs, the runtime \
         directory and its mount point in the root are removed
         """, arguments: HeadlessRootCompositor.Kind.allCases)

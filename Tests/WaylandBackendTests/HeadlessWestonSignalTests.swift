@@ -20,21 +20,25 @@ struct HeadlessWestonSignalTests {
     func sigtermStopsWeston() async throws {
         // This very test bundle (run again, as the probe), or the debug build's.
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let bundle = CommandLine.arguments[0].hasSuffix(".xctest") ? CommandLine.arguments[0]
+        let bundle =
+            CommandLine.arguments[0].hasSuffix(".xctest")
+            ? CommandLine.arguments[0]
             : root.appendingPathComponent(".build/debug/DisplayLinkPackageTests.xctest").path
         try #require(FileManager.default.isExecutableFile(atPath: bundle), "no test bundle at \(bundle)")
         var environment = ChildProcess.inheritedEnvironment
         environment["DISPLAYLINK_WESTON_SIGNAL_PROBE"] = "1"
-        let probe = try ChildProcess([bundle, "--testing-library", "swift-testing", "--filter", "HeadlessWestonSignalTests/probe"],
-                                     environment: environment, output: .captured, errors: .discarded)
+        let probe = try ChildProcess(
+            [bundle, "--testing-library", "swift-testing", "--filter", "HeadlessWestonSignalTests/probe"],
+            environment: environment, output: .captured, errors: .discarded)
         defer { probe.kill() }
         let marker = "--socket=wayland-dl-\(probe.pid)-"
         // Wait for the probe to say its weston is up (its init returned: the pid is registered).
         let ready = await eventually(pollingEvery: .milliseconds(20)) {
             probe.capturedOutput.contains("probe-weston-ready") || !probe.isRunning
         }
-        #expect(ready && probe.capturedOutput.contains("probe-weston-ready"),
-                "the probe never started its weston: \(probe.capturedOutput)")
+        #expect(
+            ready && probe.capturedOutput.contains("probe-weston-ready"),
+            "the probe never started its weston: \(probe.capturedOutput)")
         #expect(ProcessTable.live(commandLineContaining: marker, parent: probe.pid).count == 1, "the probe's weston is not running")
         kill(probe.pid, SIGTERM)
         let ended = await eventually(within: .seconds(30), pollingEvery: .milliseconds(20)) { !probe.isRunning }

@@ -33,7 +33,8 @@ struct MutterHeldCommitTests {
         return (before, flowing)
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 50, default options (froze on c0c6cd3): commit timing is not used on its virtual monitor, and frames flow across an idle \
         stage
         """)
@@ -45,14 +46,17 @@ struct MutterHeldCommitTests {
         #expect(client.source.isOnVirtualMonitor)
         #expect(!client.source.isTimingCommits)
         let (before, flowing) = try await runAcrossIdleStage(client) { false }
-        #expect(flowing, """
+        #expect(
+            flowing,
+            """
             frames stopped: \(client.presentedTimes.count) presented (\(before) before the pause); mutter log:\n\(mutter.readLog())
             """)
         #expect(client.swapError == nil)
         #expect(client.source.timedCommitCount == 0 && !client.source.isCommitTimingFallenBack)
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 50 with commit timing forced on its virtual monitor: a timed commit made on an idle stage is held, and the source finds it \
         on evidence (two probes answered, the callback still outstanding), falls back and releases it
         """)
@@ -62,7 +66,9 @@ struct MutterHeldCommitTests {
         let client = try PacedClient(on: mutter, configuration: .init(allowsCommitTimingOnVirtualMonitors: true))
         #expect(client.source.isTimingCommits)
         let (before, _) = try await runAcrossIdleStage(client) { client.source.isCommitTimingFallenBack }
-        #expect(client.source.isCommitTimingFallenBack, """
+        #expect(
+            client.source.isCommitTimingFallenBack,
+            """
             no fallback: \(client.presentedTimes.count) presented (\(before) before the pause), probes \
             \(client.source.heldCommitProbeCount); mutter log:\n\(mutter.readLog())
             """)
@@ -72,7 +78,8 @@ struct MutterHeldCommitTests {
         #expect(client.swapError == nil)
         // Whether frames then flow is mutter's to decide (under load it holds the releases too):
         // printed, not asserted; the default options above do not time commits here.
-        print("""
+        print(
+            """
             [mutter 50, commit timing forced] fell back after \(client.presentedTimes.count) presented; probes \
             \(client.source.heldCommitProbeCount), releases \(client.source.releaseCommitCount)
             """)

@@ -18,14 +18,15 @@ struct MutterOutputTests {
         var changesAtFrame: [Int] = []
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 48, a 60 Hz and a 30 Hz monitor: fullscreen on the other output moves the window there, and from the first callback after \
         the change the link's duration is that output's period
         """)
     func fullscreenOnAnotherOutput() async throws {
         let mutter = try await HeadlessMutter.mutter48(monitors: [
             .init(width: 640, height: 480, refreshRate: 60),
-            .init(width: 640, height: 480, refreshRate: 30),
+            .init(width: 640, height: 480, refreshRate: 30)
         ])
         defer { mutter.stop() }
         let client = try PacedClient(on: mutter)
@@ -45,7 +46,9 @@ struct MutterOutputTests {
         let running = await eventually(within: .seconds(60)) {
             (client.presentedTimes.count >= 5 && client.window.outputs.count == 1) || client.swapError != nil
         }
-        #expect(running, """
+        #expect(
+            running,
+            """
             the window was never presented on one output (outputs: \(client.window.outputs.count)); mutter log:\n\(mutter.readLog())
             """)
         guard running, let from = client.window.outputs.first else { return }
@@ -74,8 +77,10 @@ struct MutterOutputTests {
 
     /// Makes the window fullscreen on `output`, waits until it is there with ten callbacks after
     /// the source saw the change, and checks the first callback after the change.
-    func move(_ client: PacedClient, _ log: ChangeLog, to output: WaylandOutput, from oldPeriod: Nanoseconds,
-              _ mutter: HeadlessMutter) async throws {
+    func move(
+        _ client: PacedClient, _ log: ChangeLog, to output: WaylandOutput, from oldPeriod: Nanoseconds,
+        _ mutter: HeadlessMutter
+    ) async throws {
         let newPeriod = try #require(output.advertisedPeriod)
         let changesBefore = client.source.outputChangeCount
         let framesBefore = client.frames.count
@@ -86,7 +91,9 @@ struct MutterOutputTests {
                 && client.frames.count >= log.changesAtFrame.firstIndex { $0 > changesBefore }.map { $0 + 10 } ?? .max)
                 || client.swapError != nil
         }
-        #expect(moved, """
+        #expect(
+            moved,
+            """
             the window did not move to output \(output.name ?? "?") and go on there (outputs: \
             \(client.window.outputs.map { $0.name ?? "?" }), frames \(client.frames.count)); mutter log:\n\(mutter.readLog())
             """)
@@ -101,12 +108,14 @@ struct MutterOutputTests {
         // presentation feedback's `refresh` (in ns: mutter 48 says 33 333 334). The two units'
         // rounding differ by less than a microsecond; the other output's period is 16.7 ms away.
         let frames = client.frames
-        #expect(abs(frames[first].duration.value - newPeriod.value) <= 1_000,
-                "first duration after the change: \(frames[first].duration), the new output's period \(newPeriod)")
+        #expect(
+            abs(frames[first].duration.value - newPeriod.value) <= 1_000,
+            "first duration after the change: \(frames[first].duration), the new output's period \(newPeriod)")
         // Later durations are measured intervals: printed, not asserted.
         let after = frames[first..<min(frames.count, first + 10)].map(\.duration.value)
         let medianAfter = after.sorted()[after.count / 2]
-        print("""
+        print(
+            """
             [mutter 48] output change \(oldPeriod) → \(newPeriod) after \(first) callbacks: duration \(frames[first - 1].duration) before, \
             \(frames[first].duration) at once, median \(Double(medianAfter) / 1e6) ms over the next \(after.count) callbacks
             """)
@@ -118,7 +127,8 @@ struct MutterOutputTests {
 @MainActor
 @Suite("WaylandWindow fullscreen on a chosen output under weston", .serialized)
 struct WestonOutputChoiceTests {
-    @Test("""
+    @Test(
+        """
         weston 10: no output has a name, so output(named:) names what there is; fullscreenOutput opens the window fullscreen on the output \
         given
         """)
@@ -138,8 +148,9 @@ struct WestonOutputChoiceTests {
             #expect(error.description.contains("DisplaySurface.Options.waylandOutput"))
         }
         let output = try #require(outputs.first)
-        let window = try WaylandWindow(connection: connection, title: "test", appID: "displaylink.test",
-                                       width: 100, height: 100, fullscreen: true, fullscreenOutput: output)
+        let window = try WaylandWindow(
+            connection: connection, title: "test", appID: "displaylink.test",
+            width: 100, height: 100, fullscreen: true, fullscreenOutput: output)
         #expect(window.isFullscreen)
         #expect(window.width == 640 && window.height == 480)
         window.destroy()

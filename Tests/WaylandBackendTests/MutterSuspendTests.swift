@@ -15,8 +15,9 @@ final class CoverWindow {
 
     init(socket: String) throws {
         connection = try WaylandConnection(socket: socket)
-        window = try WaylandWindow(connection: connection, title: "cover", appID: "displaylink.cover",
-                                   width: 64, height: 64, fullscreen: true)
+        window = try WaylandWindow(
+            connection: connection, title: "cover", appID: "displaylink.cover",
+            width: 64, height: 64, fullscreen: true)
         egl = try WaylandEGLWindow(window: window)
         try draw()
     }
@@ -52,7 +53,8 @@ final class CoverWindow {
 @MainActor
 @Suite("suspended state under a real mutter 48", .serialized)
 struct MutterSuspendTests {
-    @Test("""
+    @Test(
+        """
         mutter 48: a window suspended before its first frame (left unmapped past mutter's hidden timeout) still draws it, is shown, \
         resumed and paced
         """)
@@ -74,7 +76,9 @@ struct MutterSuspendTests {
         let running = await client.run(within: .seconds(60), stallPolicy: .zeroDelta) {
             client.presentedTimes.count >= 3 || client.swapError != nil
         }
-        #expect(running, """
+        #expect(
+            running,
+            """
             no frames after a suspension before the first one (frames \(client.frames.count), requests \(client.source.frameRequestCount), \
             suspended \(client.source.isSuspended)); mutter log:\n\(mutter.readLog())
             """)
@@ -85,7 +89,8 @@ struct MutterSuspendTests {
         client.link?.invalidate()
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 48: a window covered by an opaque fullscreen window is suspended (no callbacks, no requests, no watchdog), and when \
         uncovered resumes with a zero delta
         """)
@@ -133,7 +138,9 @@ struct MutterSuspendTests {
         let resumed = await eventually(within: .seconds(60)) {
             (!client.source.isSuspended && client.frames.count > framesWhileSuspended + 2) || client.swapError != nil
         }
-        #expect(resumed, """
+        #expect(
+            resumed,
+            """
             the window was not resumed after the cover closed (suspended: \(client.source.isSuspended)); mutter log:\n\(mutter.readLog())
             """)
         client.link?.invalidate()
@@ -150,7 +157,8 @@ struct MutterSuspendTests {
         #expect(states.enumerated().allSatisfy { $0.element == ($0.offset % 2 == 0) }, "transitions: \(states)")
         let frames = client.frames
         guard states.count >= 2, states.count % 2 == 0, let last = transitions.last,
-              last.frames > 0, frames.count > last.frames else { return }
+            last.frames > 0, frames.count > last.frames
+        else { return }
         for pair in stride(from: 0, to: transitions.count, by: 2) {
             let (atSuspend, atResume) = (transitions[pair], transitions[pair + 1])
             #expect(atResume.frames == atSuspend.frames, "callbacks were delivered while suspended (suspension \(pair / 2))")
@@ -167,7 +175,8 @@ struct MutterSuspendTests {
             #expect(frames[i].timestamp >= frames[i - 1].timestamp, "frame \(i)")
             #expect(frames[i].sequence > frames[i - 1].sequence, "frame \(i)")
         }
-        print("""
+        print(
+            """
             [mutter 48] suspended after \(atSuspend.frames) callbacks, \(transitions.count / 2) suspension(s), resumed with delta \
             \(first.delta); \(frames.count - atResume.frames) callbacks after the resume
             """)

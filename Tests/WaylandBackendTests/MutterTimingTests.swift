@@ -9,7 +9,8 @@ import WaylandBackend
 @MainActor
 @Suite("Wayland timing protocols under a real mutter", .serialized)
 struct MutterTimingTests {
-    @Test("""
+    @Test(
+        """
         mutter 48: presentation 2, fifo and xdg_wm_base 6 bound (commit timing bound, turned off by configuration); frames paced by \
         feedback with flags
         """)
@@ -36,7 +37,8 @@ struct MutterTimingTests {
         #expect(!client.source.isCommitTimingFallenBack)
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 48 with the default options: its virtual monitor is recognised and commit timing is not used there (offered, bound, listed \
         as not in use)
         """)
@@ -55,7 +57,8 @@ struct MutterTimingTests {
         #expect(client.source.timedCommitCount == 0)
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 48 with commit timing forced on its virtual monitor (falling back if held): frames keep being presented (the link never \
         freezes), and every presented timed frame obeys the 1 ms bound
         """)
@@ -72,7 +75,9 @@ struct MutterTimingTests {
         #expect(client.source.timingProtocolsInUse.contains("wp_commit_timing_v1 1"))
         let flowing = await client.run(within: .seconds(120)) { client.presentedTimes.count >= 90 || client.swapError != nil }
         client.link?.invalidate()
-        #expect(flowing, """
+        #expect(
+            flowing,
+            """
             frames stopped: \(client.presentedTimes.count) presented, \(client.frames.count) callbacks, \(client.source.timedCommitCount) \
             timed commits, fell back: \(client.source.isCommitTimingFallenBack); mutter log:\n\(mutter.readLog())
             """)
@@ -96,13 +101,15 @@ struct MutterTimingTests {
         } else {
             #expect(client.source.releaseCommitCount == 0)
         }
-        print("""
+        print(
+            """
             [mutter 48, commit timing forced] \(client.presentedTimes.count) presented; timed frames presented and checked: \(checked) of \
             \(client.source.timedCommitCount) timed commits; fell back to untimed commits: \(client.source.isCommitTimingFallenBack)
             """)
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 48 with commit timing kept (no fallback) and an untimed companion window: each drawn frame after the first presentation \
         carries a commit target, and none is presented more than 1 ms before it
         """)
@@ -127,7 +134,9 @@ struct MutterTimingTests {
         // waits for a stage frame), so the bound below is checked on every one it did present,
         // after waiting (not asserted) a while for a few of them.
         let sent = await eventually(within: .seconds(120)) { client.source.timedCommitCount >= 1 || client.swapError != nil }
-        #expect(sent, """
+        #expect(
+            sent,
+            """
             no timed commit was sent (\(client.frames.count) callbacks; the companion had \(companion.frames.count) callbacks, \
             \(companion.presentedTimes.count) presented); mutter log:\n\(mutter.readLog())
             """)
@@ -151,7 +160,8 @@ struct MutterTimingTests {
         print("[mutter 48] timed frames checked: \(checked) of \(client.source.timedCommitCount) timed commits")
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 48, a link at 30 Hz with timed commits kept (a larger untimed companion window keeps the stage ticking): frames flow, and \
         no frame, strided or not, is presented more than 1 ms before its commit target
         """)
@@ -172,7 +182,8 @@ struct MutterTimingTests {
         #expect(client.swapError == nil)
         #expect(companion.swapError == nil)
         let checked = client.expectCommitTargetsKept(slack: Nanoseconds(1_000_000))
-        print("""
+        print(
+            """
             [mutter 48, 30 Hz link, timed commits kept] \(client.frames.count) link callbacks of \(refreshes) refreshes; \
             \(client.source.stridedRefreshCount) strided (from refresh \
             \(client.source.firstStridedRefreshIndex.map(String.init) ?? "none")); striding dropped: \
@@ -185,19 +196,25 @@ struct MutterTimingTests {
     /// only in a stage frame (see commitTiming()); the companion repaints every refresh, so the
     /// stage keeps ticking. It is larger than the client, so the client never covers it (an
     /// obscured window is not repainted, and the stage would go idle again).
-    func timedClientWithCompanion(_ mutter: HeadlessMutter,
-                                  sourceLocation: SourceLocation = #_sourceLocation) async throws -> (PacedClient, PacedClient) {
+    func timedClientWithCompanion(
+        _ mutter: HeadlessMutter,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (PacedClient, PacedClient) {
         let companion = try PacedClient(on: mutter, size: 400, configuration: .init(allowsCommitTiming: false))
         let companionRuns = await companion.run(within: .seconds(60)) { !companion.presentedTimes.isEmpty }
-        #expect(companionRuns, "the untimed companion window was never presented; mutter log:\n\(mutter.readLog())",
-                sourceLocation: sourceLocation)
-        let client = try PacedClient(on: mutter,
-                                     configuration: .init(allowsCommitTiming: true, fallsBackFromHeldCommits: false,
-                                                          allowsCommitTimingOnVirtualMonitors: true))
+        #expect(
+            companionRuns, "the untimed companion window was never presented; mutter log:\n\(mutter.readLog())",
+            sourceLocation: sourceLocation)
+        let client = try PacedClient(
+            on: mutter,
+            configuration: .init(
+                allowsCommitTiming: true, fallsBackFromHeldCommits: false,
+                allowsCommitTimingOnVirtualMonitors: true))
         return (client, companion)
     }
 
-    @Test("""
+    @Test(
+        """
         mutter 48: minimised → suspended at once: no requests, no timer (resuming cannot be driven: xdg-shell has no request to unminimise)
         """)
     func suspended() async throws {
@@ -209,7 +226,8 @@ struct MutterTimingTests {
         client.window.minimize()
         let suspended = await eventually(within: .seconds(30)) { client.source.isSuspended }
         guard suspended else {
-            Issue.record("""
+            Issue.record(
+                """
                 mutter did not set the suspended state on xdg_toplevel.set_minimized (not driven: nothing else here can hide the window)
                 """)
             return

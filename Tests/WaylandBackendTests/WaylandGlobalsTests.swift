@@ -8,13 +8,20 @@ import Testing
 struct WaylandGlobalsTests {
     @Test("missing required globals are named, in order")
     func missingNamed() {
-        let advertised = [WaylandGlobal(name: 1, interface: "wl_shm", version: 1),
-                          WaylandGlobal(name: 2, interface: "wp_presentation", version: 1)]
+        let advertised = [
+            WaylandGlobal(name: 1, interface: "wl_shm", version: 1),
+            WaylandGlobal(name: 2, interface: "wp_presentation", version: 1)
+        ]
         #expect(WaylandGlobals.missing(from: advertised) == ["wl_compositor", "xdg_wm_base"])
         let error = WaylandError.missingGlobals(WaylandGlobals.missing(from: advertised))
         #expect(error.description == "The Wayland compositor does not offer wl_compositor, xdg_wm_base, which this program needs.")
-        #expect(WaylandGlobals.missing(from: advertised + [WaylandGlobal(name: 3, interface: "wl_compositor", version: 5),
-                                                           WaylandGlobal(name: 4, interface: "xdg_wm_base", version: 6)]).isEmpty)
+        #expect(
+            WaylandGlobals.missing(
+                from: advertised + [
+                    WaylandGlobal(name: 3, interface: "wl_compositor", version: 5),
+                    WaylandGlobal(name: 4, interface: "xdg_wm_base", version: 6)
+                ]
+            ).isEmpty)
     }
 
     @Test("versions negotiate down to what both sides speak")
@@ -49,7 +56,12 @@ struct WaylandMissingShellTests {
         close(fds[0]); close(fds[1])
     }
 
-    @Test("a compositor that accepted the connection and stopped: notResponding after replyTimeout, naming the options; the process carries on")
+    @Test(
+        """
+        a compositor that accepted the connection and stopped: notResponding after replyTimeout, naming the options; the process carries \
+        on
+        """
+    )
     func stoppedCompositor() async throws {
         let weston = try await HeadlessWeston.start()
         defer { kill(weston.pid, SIGCONT); weston.stop() }
@@ -65,7 +77,8 @@ struct WaylandMissingShellTests {
         }
         // Woken, the same compositor answers a new connection.
         #expect(kill(weston.pid, SIGCONT) == 0)
-        let connection = try WaylandConnection(socket: weston.socketPath, options: .init(replyTimeout: WaylandConnection.defaultReplyTimeout))
+        let connection = try WaylandConnection(
+            socket: weston.socketPath, options: .init(replyTimeout: WaylandConnection.defaultReplyTimeout))
         #expect(connection.error == nil)
     }
 

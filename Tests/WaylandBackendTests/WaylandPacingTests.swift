@@ -23,7 +23,8 @@ struct WaylandPacingTests {
         for (a, b) in zip(frames, frames.dropFirst()) {
             #expect(b.timestamp >= a.timestamp && b.delta == b.timestamp - a.timestamp && b.sequence > a.sequence)
         }
-        print("""
+        print(
+            """
             [wayland] nothing drawn in the first 3 callbacks: \(client.frames.count) callbacks, provenance \
             \(client.frames.map(\.provenance.rawValue).suffix(3))
             """)
@@ -64,14 +65,16 @@ struct WaylandPacingTests {
         var errors: [Int64] = []
         for feedback in client.feedback {
             guard case .presented(let at, _) = feedback.outcome,
-                  let frame = frames.first(where: { $0.refreshIndex == feedback.refreshIndex }) else { continue }
+                let frame = frames.first(where: { $0.refreshIndex == feedback.refreshIndex })
+            else { continue }
             errors.append(abs((frame.targetTimestamp - at).value))
         }
         errors.sort()
         if !errors.isEmpty {
-            print("[wayland] \(frames.count) callbacks, \(presentedSet.count) presented; duration \(frames.last!.duration); "
-                  + "median |target − presented| \(Double(errors[errors.count / 2]) / 1e6) ms; "
-                  + "learned depth \(client.source.scheduler.learnedDepth.map(String.init) ?? "-")")
+            print(
+                "[wayland] \(frames.count) callbacks, \(presentedSet.count) presented; duration \(frames.last!.duration); "
+                    + "median |target − presented| \(Double(errors[errors.count / 2]) / 1e6) ms; "
+                    + "learned depth \(client.source.scheduler.learnedDepth.map(String.init) ?? "-")")
         }
     }
 
@@ -151,8 +154,9 @@ struct WaylandPacingTests {
         #expect(client.source.feedbackCount == feedbacks)
         #expect(!client.source.hasOutstandingFrameRequest && !client.source.isWatchdogArmed)
         // Each round trip's answer wakes the loop at most twice (done, delete_id); nothing else does.
-        #expect(client.connection.wakeupCount - wakeups <= 2 * trips,
-                "\(client.connection.wakeupCount - wakeups) wakeups for \(trips) round trips")
+        #expect(
+            client.connection.wakeupCount - wakeups <= 2 * trips,
+            "\(client.connection.wakeupCount - wakeups) wakeups for \(trips) round trips")
         client.link?.isPaused = false
         #expect(client.source.isWatchdogArmed)
         #expect(await eventually(within: .seconds(60)) { client.frames.count >= frames + 5 })
@@ -198,9 +202,11 @@ struct WaylandPacingTests {
     func stallOnMinimize() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
-        let client = try PacedClient(on: weston,
-                                     configuration: .init(stallTimeout: Nanoseconds(200_000_000),
-                                                          fallbackTickInterval: Nanoseconds(100_000_000)))
+        let client = try PacedClient(
+            on: weston,
+            configuration: .init(
+                stallTimeout: Nanoseconds(200_000_000),
+                fallbackTickInterval: Nanoseconds(100_000_000)))
         #expect(await client.run(within: .seconds(60)) { client.frames.count >= 10 })
         client.window.minimize()
         // Once weston has handled the minimise, it paces us no more (weston 10 headless stops frame

@@ -35,11 +35,14 @@ final class PacedClient {
 
     /// Connects to `compositor` (`presentation` false: without binding `wp_presentation`) and opens
     /// a `size`×`size` window, or a fullscreen one.
-    init(on compositor: any PrivateCompositor, presentation: Bool = true, size: Int32 = 250, fullscreen: Bool = false,
-         configuration: WaylandFrameSource.Configuration = .init()) throws {
+    init(
+        on compositor: any PrivateCompositor, presentation: Bool = true, size: Int32 = 250, fullscreen: Bool = false,
+        configuration: WaylandFrameSource.Configuration = .init()
+    ) throws {
         connection = try WaylandConnection(socket: compositor.socketPath, options: .init(bindPresentationTime: presentation))
-        window = try WaylandWindow(connection: connection, title: "test", appID: "displaylink.test",
-                                   width: size, height: size, fullscreen: fullscreen)
+        window = try WaylandWindow(
+            connection: connection, title: "test", appID: "displaylink.test",
+            width: size, height: size, fullscreen: fullscreen)
         egl = try WaylandEGLWindow(window: window)
         source = WaylandFrameSource(window: window, configuration: configuration)
         egl.frameSource = source
@@ -56,8 +59,10 @@ final class PacedClient {
 
     /// Starts the link and waits until `condition` holds (`limit` is a hang guard only): returns
     /// whether it held.
-    func run(within limit: Duration = .seconds(60), stallPolicy: DisplayLink.StallPolicy = .realGap,
-             until condition: () -> Bool) async -> Bool {
+    func run(
+        within limit: Duration = .seconds(60), stallPolicy: DisplayLink.StallPolicy = .realGap,
+        until condition: () -> Bool
+    ) async -> Bool {
         start(stallPolicy: stallPolicy)
         return await eventually(within: limit, condition)
     }
@@ -70,8 +75,9 @@ final class PacedClient {
         do { try egl.beginFrame() } catch { swapError = error; return }
         let size = egl.width
         painter.begin(width: size, height: egl.height, background: RGBA(0.1, 0.1, 0.15))
-        painter.fill(x: Int32(x.truncatingRemainder(dividingBy: Double(size - 40))), y: 100, width: 40, height: 40,
-                     color: RGBA(0.9, 0.3, 0.2))
+        painter.fill(
+            x: Int32(x.truncatingRemainder(dividingBy: Double(size - 40))), y: 100, width: 40, height: 40,
+            color: RGBA(0.9, 0.3, 0.2))
         do { try egl.swapBuffers() } catch { swapError = error }
     }
 
@@ -97,8 +103,9 @@ final class PacedClient {
         let drained = await eventually {
             !source.hasOutstandingFrameRequest && source.outstandingFeedbackCount == 0 && !source.isStartPending
         }
-        #expect(drained, "outstanding: callback \(source.hasOutstandingFrameRequest), feedback \(source.outstandingFeedbackCount)",
-                sourceLocation: sourceLocation)
+        #expect(
+            drained, "outstanding: callback \(source.hasOutstandingFrameRequest), feedback \(source.outstandingFeedbackCount)",
+            sourceLocation: sourceLocation)
         #expect(await roundtrip(connection), sourceLocation: sourceLocation)
     }
 
@@ -108,9 +115,10 @@ final class PacedClient {
         var checked = 0
         for feedback in presentedFeedback {
             guard case .presented(let at, _) = feedback.outcome, let target = feedback.commitTarget else { continue }
-            #expect(at.nanoseconds >= target.nanoseconds - slack.value,
-                    "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target",
-                    sourceLocation: sourceLocation)
+            #expect(
+                at.nanoseconds >= target.nanoseconds - slack.value,
+                "frame \(feedback.refreshIndex) presented \(target.nanoseconds - at.nanoseconds) ns before its commit target",
+                sourceLocation: sourceLocation)
             checked += 1
         }
         return checked
@@ -125,8 +133,9 @@ final class PacedClient {
             #expect(presented.contains(frame.timestamp.nanoseconds), "frame \(frame.refreshIndex)", sourceLocation: sourceLocation)
         }
         if othersEstimated {
-            #expect(frames.allSatisfy { $0.provenance == .presentationFeedback || $0.provenance == .frameCallbackEstimate },
-                    "\(Set(frames.map(\.provenance)))", sourceLocation: sourceLocation)
+            #expect(
+                frames.allSatisfy { $0.provenance == .presentationFeedback || $0.provenance == .frameCallbackEstimate },
+                "\(Set(frames.map(\.provenance)))", sourceLocation: sourceLocation)
         }
         #expect(frames.contains { $0.provenance == .presentationFeedback }, sourceLocation: sourceLocation)
     }

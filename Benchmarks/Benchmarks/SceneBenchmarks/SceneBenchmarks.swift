@@ -15,9 +15,10 @@ func updateAndEncode(views count: Int, benchmark: Benchmark, update: Bool = true
     let atlas = try GlyphAtlas(pixelSizes: [14, 20])
     let renderer = try Renderer(atlas: atlas, glesMajorVersion: context.glesMajorVersion)
     let scene = BounceScene(renderer: renderer, views: count, width: 640, height: 480, seed: 1)
-    var frame = DisplayFrame(timestamp: .zero, targetTimestamp: .zero, duration: Nanoseconds(16_666_667),
-                             delta: Nanoseconds(16_666_667), sequence: 0, missedFrames: 0,
-                             provenance: .hardwareVBlank, refreshIndex: 0, frameInterval: 1)
+    var frame = DisplayFrame(
+        timestamp: .zero, targetTimestamp: .zero, duration: Nanoseconds(16_666_667),
+        delta: Nanoseconds(16_666_667), sequence: 0, missedFrames: 0,
+        provenance: .hardwareVBlank, refreshIndex: 0, frameInterval: 1)
     func oneFrame() {
         frame.timestamp = frame.timestamp + frame.duration
         frame.targetTimestamp = frame.timestamp + frame.duration
@@ -47,9 +48,12 @@ let benchmarks: @Sendable () -> Void = {
         try await updateAndEncode(views: 60, benchmark: benchmark, update: false, encode: false)
     }
     // 1,000 frames per sample: allocations per frame show as total / 1000 (0 means none).
-    Benchmark("Bounce update + encode, 60 views, per 1000 frames",
-              configuration: .init(metrics: [.mallocCountTotal, .wallClock], scalingFactor: .kilo,
-                                   maxDuration: .seconds(3), maxIterations: 50)) { benchmark async throws in
+    Benchmark(
+        "Bounce update + encode, 60 views, per 1000 frames",
+        configuration: .init(
+            metrics: [.mallocCountTotal, .wallClock], scalingFactor: .kilo,
+            maxDuration: .seconds(3), maxIterations: 50)
+    ) { benchmark async throws in
         nonisolated(unsafe) let benchmark = benchmark
         try await updateAndEncode(views: 60, benchmark: benchmark)
     }

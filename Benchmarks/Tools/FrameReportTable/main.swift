@@ -66,9 +66,10 @@ var rows: [Row] = []
 var failed = false
 for run in runs {
     guard let data = FileManager.default.contents(atPath: run.path),
-          let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-          let summary = report["summary"] as? [String: Any],
-          let frames = report["frames"] as? [[String: Any]] else {
+        let report = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+        let summary = report["summary"] as? [String: Any],
+        let frames = report["frames"] as? [[String: Any]]
+    else {
         complain("FrameReportTable: cannot read a report from \(run.path)")
         failed = true
         continue
@@ -88,24 +89,32 @@ for run in runs {
     let name = [scene, run.label].compactMap { $0 }.joined(separator: " ")
     let environment = report["environment"] as? [String: Any] ?? [:]
     let drm = [environment["driver"], environment["kms_api"], environment["pacing"]].compactMap { $0 as? String }
-    rows.append(Row(run: name, scene: scene, cells: [
-        backend + (drm.isEmpty ? "" : " (" + drm.joined(separator: ", ") + ")"),
-        (summary["frames"] as? Int).map(String.init) ?? "n/a",
-        (summary["presented"] as? Int).map(String.init) ?? "n/a",
-        ratio(summary["presented_per_refresh_after_startup"] as? Double),
-        ratio(summary["presented_per_refresh"] as? Double),
-        ms(percentile(errors, 0.5)), ms(percentile(errors, 0.99)),
-        ms(percentile(encode, 0.5)), ms(percentile(encode, 0.99)),
-        ms(percentile(submit, 0.5)), ms(percentile(submit, 0.99)),
-        ms(summary["cpu_per_frame"] as? Double),
-    ], figures: [percentile(submit, 0.5), percentile(errors, 0.5), summary["cpu_per_frame"] as? Double,
-                 summary["presented_per_refresh_after_startup"] as? Double]))
+    rows.append(
+        Row(
+            run: name, scene: scene,
+            cells: [
+                backend + (drm.isEmpty ? "" : " (" + drm.joined(separator: ", ") + ")"),
+                (summary["frames"] as? Int).map(String.init) ?? "n/a",
+                (summary["presented"] as? Int).map(String.init) ?? "n/a",
+                ratio(summary["presented_per_refresh_after_startup"] as? Double),
+                ratio(summary["presented_per_refresh"] as? Double),
+                ms(percentile(errors, 0.5)), ms(percentile(errors, 0.99)),
+                ms(percentile(encode, 0.5)), ms(percentile(encode, 0.99)),
+                ms(percentile(submit, 0.5)), ms(percentile(submit, 0.99)),
+                ms(summary["cpu_per_frame"] as? Double)
+            ],
+            figures: [
+                percentile(submit, 0.5), percentile(errors, 0.5), summary["cpu_per_frame"] as? Double,
+                summary["presented_per_refresh_after_startup"] as? Double
+            ]))
 }
 
 let startup = "after start-up"
-let header = ["run", "backend", "frames", "presented", "new frames/refresh \(startup)", "new frames/refresh from frame 0",
-              "median abs(target − presented) ms", "p99 abs(target − presented) ms",
-              "encode median ms", "encode p99 ms", "swap+flip median ms", "swap+flip p99 ms", "CPU ms / frame"]
+let header = [
+    "run", "backend", "frames", "presented", "new frames/refresh \(startup)", "new frames/refresh from frame 0",
+    "median abs(target − presented) ms", "p99 abs(target − presented) ms",
+    "encode median ms", "encode p99 ms", "swap+flip median ms", "swap+flip p99 ms", "CPU ms / frame"
+]
 if let title { print(title) }
 print("| " + header.joined(separator: " | ") + " |")
 print("|---|---|" + String(repeating: "---:|", count: header.count - 2))

@@ -43,9 +43,9 @@ struct Options {
 
 struct RunResult {
     var name: String
-    var vblanks: [Double]      // presentation times (s, weston's presentation clock)
-    var cpuSeconds: Double     // user + system, all threads
-    var report: [String: Any]? // the demo's summary
+    var vblanks: [Double]  // presentation times (s, weston's presentation clock)
+    var cpuSeconds: Double  // user + system, all threads
+    var report: [String: Any]?  // the demo's summary
     var presentedRate: Double { vblanks.count > 1 ? Double(vblanks.count - 1) / (vblanks.last! - vblanks.first!) : 0 }
     var intervals: [Double] { zip(vblanks.dropFirst(), vblanks).map { $0 - $1 }.sorted() }
     func percentile(_ p: Double) -> Double { let s = intervals; return s.isEmpty ? 0 : s[min(s.count - 1, Int(p * Double(s.count - 1)))] }
@@ -91,7 +91,8 @@ func rawNow() -> Double {
         usleep(1000)
         waited += 1
     }
-    let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    let cpu =
+        Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     return (cpu, status)
 }
@@ -136,7 +137,8 @@ let size = "\(options.size)x\(options.size)"
     var times = vblanks(in: weston.readLog(), from: start + warmUp, to: end)
     var summary: [String: Any]?
     if let report, let data = FileManager.default.contents(atPath: report),
-       let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+        let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    {
         summary = json["summary"] as? [String: Any]
         let presented = (json["frames"] as? [[String: Any]] ?? []).compactMap { $0["presented"] as? Double }
         if let first = presented.first {
@@ -150,24 +152,38 @@ let size = "\(options.size)x\(options.size)"
 func f(_ x: Double, _ digits: Int = 3) -> String { String(format: "%.\(digits)f", x) }
 
 func printTable(_ results: [RunResult]) {
-    print("| client | presented fps | median interval ms | p99 interval ms | CPU ms / presented frame | median abs(target − presented) ms |")
+    print(
+        "| client | presented fps | median interval ms | p99 interval ms | CPU ms / presented frame | median abs(target − presented) ms |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in results {
         let err = (r.report?["median_prediction_error"] as? Double).map { f($0 * 1000) } ?? "n/a"
-        print("| \(r.name) | \(f(r.presentedRate, 2)) | \(f(r.percentile(0.5) * 1000)) | \(f(r.percentile(0.99) * 1000)) | \(f(r.cpuPerFrame * 1000)) | \(err) |")
+        print(
+            """
+            | \(r.name) | \(f(r.presentedRate, 2)) | \(f(r.percentile(0.5) * 1000)) | \(f(r.percentile(0.99) * 1000)) | \
+            \(f(r.cpuPerFrame * 1000)) | \(err) |
+            """
+        )
     }
 }
 
 let reportPath = weston.runtimeDirectory + "/pacing-report.json"
-print("Pacing benchmark: one private headless weston (pixman), \(size) windows, \(f(options.seconds, 1)) s each, first \(warmUp) s not counted.")
+print(
+    """
+    Pacing benchmark: one private headless weston (pixman), \(size) windows, \(f(options.seconds, 1)) s each, first \(warmUp) s not \
+    counted.
+    """
+)
 print("Presentation times: the demo's own wp_presentation feedback; the peer's from weston's repaint timeline.")
 if options.compareViews.count == 2 {
     // Same scene at two sizes: does scene size cost cadence?
     var results: [RunResult] = []
     for views in options.compareViews {
-        let r = measure("demo \(options.scene) \(views) views",
-                        [options.demo, options.scene, "--backend", "wayland", "--size", size, "--views", String(views),
-                         "--seconds", String(options.seconds), "--report", reportPath], stopAfter: nil, report: reportPath)
+        let r = measure(
+            "demo \(options.scene) \(views) views",
+            [
+                options.demo, options.scene, "--backend", "wayland", "--size", size, "--views", String(views),
+                "--seconds", String(options.seconds), "--report", reportPath
+            ], stopAfter: nil, report: reportPath)
         results.append(r)
     }
     printTable(results)
@@ -176,9 +192,12 @@ if options.compareViews.count == 2 {
 } else {
     let peerName = (options.peer[0] as NSString).lastPathComponent
     let peer = measure(peerName, options.peer, stopAfter: options.seconds, report: nil)
-    let ours = measure("displaylink-demo \(options.scene)" + (options.extra.contains("--no-hud") ? " (no HUD)" : ""),
-                       [options.demo, options.scene, "--backend", "wayland", "--size", size, "--seconds", String(options.seconds),
-                        "--report", reportPath] + options.extra, stopAfter: nil, report: reportPath)
+    let ours = measure(
+        "displaylink-demo \(options.scene)" + (options.extra.contains("--no-hud") ? " (no HUD)" : ""),
+        [
+            options.demo, options.scene, "--backend", "wayland", "--size", size, "--seconds", String(options.seconds),
+            "--report", reportPath
+        ] + options.extra, stopAfter: nil, report: reportPath)
     printTable([peer, ours])
     let ratio = ours.presentedRate / max(peer.presentedRate, 1e-9)
     let cpuRatio = ours.cpuPerFrame / max(peer.cpuPerFrame, 1e-12)

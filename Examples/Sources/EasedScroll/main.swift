@@ -33,7 +33,9 @@ final class App: ListDataSource {
         renderer = try Renderer(atlas: GlyphAtlas(pixelSizes: [14]), glesMajorVersion: surface.glesMajorVersion)
         rowsLayer = renderer.makeLayer(reserving: 128)
         try surface.prepare { draw(at: 0, marking: false) }  // a warm-up frame, never shown
-        surface.onError = { error in print("EasedScroll: \(error)"); exit(1) }
+        surface.onError = { error in
+            print("EasedScroll: \(error)"); exit(1)
+        }
         scroll.scroll(to: layout.maxOffset, duration: duration, curve: .easeInOut)
         link = DisplayLink(source: surface, target: self) { app, link in app.update(link.frame) }
     }
@@ -93,10 +95,14 @@ final class App: ListDataSource {
         // Checks: every frame's offset is the smoothstep of its targetTimestamp and never goes
         // back; the first frame draws row 0, and once the end is reached row 999 was drawn.
         let ok = mismatches == 0 && firstRows.first == 0 && (endedAt == nil || drawn[999])
-        print("EasedScroll: \(frames) frames on \(surface.backend) (\(last.provenance.rawValue)), \(reached)\(back); rows drawn "
-              + "\(firstRows.lowerBound)–\(lastRows.upperBound - 1): \(count) of 1000"
-              + (count == lastRows.upperBound ? " (every row passed)" : " (\(lastRows.upperBound - count) passed between frames)")
-              + "; check " + (ok ? "ok (smoothstep offsets, row 0 drawn" + (endedAt == nil ? ")" : ", row 999 drawn)") : "FAILED (\(mismatches) offsets off)"))
+        print(
+            "EasedScroll: \(frames) frames on \(surface.backend) (\(last.provenance.rawValue)), \(reached)\(back); rows drawn "
+                + "\(firstRows.lowerBound)–\(lastRows.upperBound - 1): \(count) of 1000"
+                + (count == lastRows.upperBound ? " (every row passed)" : " (\(lastRows.upperBound - count) passed between frames)")
+                + "; check "
+                + (ok
+                    ? "ok (smoothstep offsets, row 0 drawn" + (endedAt == nil ? ")" : ", row 999 drawn)")
+                    : "FAILED (\(mismatches) offsets off)"))
         exit(ok ? 0 : 1)
     }
 }

@@ -83,7 +83,9 @@ final class GoldenFrameWriter: DisplayUpdateReceiver {
         renderer = try Renderer(atlas: GlyphAtlas(pixelSizes: [14]), glesMajorVersion: surface.glesMajorVersion)
         layer = renderer.makeLayer(reserving: Motion.count)
         try surface.prepare { draw(atMicroseconds: 0) }  // a warm-up frame, never shown
-        surface.onError = { error in print("GoldenFrames: \(error)"); exit(1) }
+        surface.onError = { error in
+            print("GoldenFrames: \(error)"); exit(1)
+        }
         link = DisplayLink(source: surface, receiver: self)
     }
 
@@ -94,8 +96,9 @@ final class GoldenFrameWriter: DisplayUpdateReceiver {
         renderer.beginFrame(width: surface.width, height: surface.height, clearColor: RGBA(0.07, 0.08, 0.11), bufferAge: 0)
         for i in 0..<Motion.count {
             let view = Motion.view(i, at: t, width: width, height: height)
-            renderer.addRect(layer, Rect(x: Float(view.x) - 10, y: Float(view.y) - 10, width: 20, height: 20),
-                             color: view.color, cornerRadius: 5)
+            renderer.addRect(
+                layer, Rect(x: Float(view.x) - 10, y: Float(view.y) - 10, width: 20, height: 20),
+                color: view.color, cornerRadius: 5)
         }
         renderer.endFrame()
     }
@@ -131,10 +134,12 @@ final class GoldenFrameWriter: DisplayUpdateReceiver {
                 && frame.delta == (n == 0 ? .zero : frame.timestamp - frames[n - 1].timestamp)
         }
         let first = frames[0].targetTimestamp.seconds, last = frames[frames.count - 1].targetTimestamp.seconds
-        print("GoldenFrames: \(frames.count) frames at \(rate) on \(surface.backend), targets \(first)…\(last) s, "
-              + "written to \(directory)/frame-<µs>.png; check "
-              + (exact ? "ok (timestamps and targets the exact virtual refresh times, first delta 0)"
-                 : "FAILED (timestamps off the virtual grid)"))
+        print(
+            "GoldenFrames: \(frames.count) frames at \(rate) on \(surface.backend), targets \(first)…\(last) s, "
+                + "written to \(directory)/frame-<µs>.png; check "
+                + (exact
+                    ? "ok (timestamps and targets the exact virtual refresh times, first delta 0)"
+                    : "FAILED (timestamps off the virtual grid)"))
         exit(exact ? 0 : 1)
     }
 }

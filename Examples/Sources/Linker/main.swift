@@ -59,7 +59,9 @@ final class App: DisplayUpdateReceiver {
         renderer = try Renderer(atlas: GlyphAtlas(pixelSizes: [14]), glesMajorVersion: surface.glesMajorVersion)
         layer = renderer.makeLayer(reserving: 1)
         try surface.prepare { draw() }  // a warm-up frame, never shown
-        surface.onError = { error in print("Linker: \(error)"); exit(1) }
+        surface.onError = { error in
+            print("Linker: \(error)"); exit(1)
+        }
         linker = DisplayLinker(source: surface, delegate: self)
     }
 
@@ -104,8 +106,10 @@ final class App: DisplayUpdateReceiver {
         let ok = deltas.indices.allSatisfy { i in
             (starts.contains(i) ? deltas[i].wrapper == 0 : deltas[i].wrapper > 0) && abs(deltas[i].wrapper - deltas[i].link) < 1e-6
         }
-        print("Linker: \(deltas.count) frames on \(surface.backend), \(starts.count - 1) pauses; delta ms after start and "
-              + "each resume: [\(shown.joined(separator: " | "))]; check " + (ok ? "ok (zero after start and resume, = link.deltaTime)" : "FAILED"))
+        print(
+            "Linker: \(deltas.count) frames on \(surface.backend), \(starts.count - 1) pauses; delta ms after start and "
+                + "each resume: [\(shown.joined(separator: " | "))]; check "
+                + (ok ? "ok (zero after start and resume, = link.deltaTime)" : "FAILED"))
         exit(ok ? 0 : 1)
     }
 }

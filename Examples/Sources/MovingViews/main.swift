@@ -55,15 +55,18 @@ final class App: DisplayUpdateReceiver {
         layer = renderer.makeLayer(reserving: views.count)
         for i in views.indices { views[i].reset(width: Double(surface.width), height: Double(surface.height)) }
         try surface.prepare { draw() }  // a warm-up frame, never shown
-        surface.onError = { error in print("MovingViews: \(error)"); exit(1) }
+        surface.onError = { error in
+            print("MovingViews: \(error)"); exit(1)
+        }
         link = DisplayLink(source: surface, receiver: self)
     }
 
     func draw() {
         renderer.beginFrame(width: surface.width, height: surface.height, clearColor: RGBA(0.07, 0.08, 0.11))
         for view in views {
-            renderer.addRect(layer, Rect(x: Float(view.x) - 8, y: Float(view.y) - 8, width: 16, height: 16),
-                             color: view.color, cornerRadius: 4)
+            renderer.addRect(
+                layer, Rect(x: Float(view.x) - 8, y: Float(view.y) - 8, width: 16, height: 16),
+                color: view.color, cornerRadius: 4)
         }
         renderer.endFrame()
     }
@@ -97,11 +100,13 @@ final class App: DisplayUpdateReceiver {
         // backwards, and no view is left off screen (it is recycled in the frame it leaves).
         // Every frame ran on the main thread (runMainLoop() below serves the main queue there).
         let ok = first.deltaTime == 0 && frames.allSatisfy { $0.deltaTime >= 0 } && offScreen == 0 && offMainThread == 0
-        print("MovingViews: \(frames.count) frames on \(surface.backend), timestamps \(seconds(first.timestamp.seconds))"
-              + "…\(seconds(last.timestamp.seconds)) s (\(last.provenance.rawValue)), \(views.count) views moved "
-              + "\(seconds(moved)) s, \(recycled) recycled; check "
-              + (ok ? "ok (first delta 0, deltas ≥ 0, none left off screen, all on the main thread)"
-                 : "FAILED (\(offScreen) views off screen, \(offMainThread) frames off the main thread)"))
+        print(
+            "MovingViews: \(frames.count) frames on \(surface.backend), timestamps \(seconds(first.timestamp.seconds))"
+                + "…\(seconds(last.timestamp.seconds)) s (\(last.provenance.rawValue)), \(views.count) views moved "
+                + "\(seconds(moved)) s, \(recycled) recycled; check "
+                + (ok
+                    ? "ok (first delta 0, deltas ≥ 0, none left off screen, all on the main thread)"
+                    : "FAILED (\(offScreen) views off screen, \(offMainThread) frames off the main thread)"))
         exit(ok ? 0 : 1)
     }
 }
