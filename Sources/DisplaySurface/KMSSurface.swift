@@ -102,7 +102,8 @@ final class KMSSurface: DisplaySurfaceBackend {
             EnvironmentEntry("egl_driver", display.context.driverName.map { .string($0) } ?? .unknown),
             EnvironmentEntry("buffers_kept_mapped", .bool(display.keepsBuffersMapped)),
             EnvironmentEntry("kms_api", .string(display.kmsAPI.rawValue)),
-            EnvironmentEntry("pacing", .string(display.pacing.rawValue))
+            EnvironmentEntry("pacing", .string(display.pacing.rawValue)),
+            EnvironmentEntry("quirks", .string(display.quirks.description))
         ]
     }
 

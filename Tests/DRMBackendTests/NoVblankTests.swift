@@ -141,6 +141,7 @@ struct NoVblankTests {
         let environment = json["environment"] as? [String: Any] ?? [:]
         #expect(environment["driver"] as? String == "bochs-drm")
         #expect(environment["pacing"] as? String == "timer")
+        #expect((environment["quirks"] as? String)?.contains("no-vblank-events") == true, "\(environment["quirks"] ?? "none")")
         #expect(environment["kms_api"] as? String == api)
         let period = environment["period_exact"] as? Double ?? 0
         let frames = json["frames"] as? [[String: Any]] ?? []

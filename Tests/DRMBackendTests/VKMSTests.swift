@@ -260,6 +260,7 @@ struct VKMSTests {
         let environment = json["environment"] as? [String: Any] ?? [:]
         #expect(environment["kms_api"] as? String == api)
         #expect(environment["pacing"] as? String == "vblank")
+        #expect((environment["quirks"] as? String)?.contains("no-vblank-events") == false, "\(environment["quirks"] ?? "none")")
         let period = environment["period_exact"] as? Double ?? 0
         #expect(period == Nanoseconds(16_683_217).seconds)  // vkms's 640x480 (59.94 Hz), exact
         // Frame 0: the console's vblank before the mode set (the CRTC was running), one sequence space.
