@@ -30,11 +30,14 @@ public struct DisplayFrame: Sendable, Hashable {
     public var refreshIndex: UInt64
     /// How many refreshes the link spans per callback (1 at the display's full rate).
     public var frameInterval: Int
+    /// When this frame must be submitted at the latest to be shown at ``targetTimestamp``, and
+    /// what that rests on; nil while the source has learned none.
+    public var deadline: FrameDeadline?
 
     public init(
         timestamp: MonotonicInstant, targetTimestamp: MonotonicInstant, duration: Nanoseconds,
         delta: Nanoseconds, sequence: UInt64, missedFrames: Int, provenance: TimestampProvenance,
-        refreshIndex: UInt64, frameInterval: Int
+        refreshIndex: UInt64, frameInterval: Int, deadline: FrameDeadline? = nil
     ) {
         self.timestamp = timestamp
         self.targetTimestamp = targetTimestamp
@@ -45,6 +48,7 @@ public struct DisplayFrame: Sendable, Hashable {
         self.provenance = provenance
         self.refreshIndex = refreshIndex
         self.frameInterval = frameInterval
+        self.deadline = deadline
     }
 
     /// `delta` in seconds.

@@ -34,6 +34,9 @@ public final class DisplayLink {
     /// The refresh period in seconds, as the source measures it (``DisplayFrame/duration``).
     public var duration: Double { frame.duration.seconds }
     public var deltaTime: Double { frame.delta.seconds }
+    /// When this frame must be submitted at the latest to be shown at ``targetTimestamp``
+    /// (``DisplayFrame/deadline``); nil while the source has learned none.
+    public var deadline: Double? { frame.deadline?.time.seconds }
 
     // MARK: Control
 
@@ -237,7 +240,8 @@ public final class DisplayLink {
             missedFrames: missed,
             provenance: refresh.provenance,
             refreshIndex: refresh.index,
-            frameInterval: interval
+            frameInterval: interval,
+            deadline: refresh.deadline
         )
         if let action, let target {
             action(target, self)

@@ -67,9 +67,8 @@ public final class RefreshDispatcher {
         if event.refreshPeriod.value > 0 { lastGoodPeriod = event.refreshPeriod }
         let period = lastGoodPeriod
         let (sum, overflow) = timestamp.nanoseconds.addingReportingOverflow(period.value)
-        let target =
-            event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
-            ?? MonotonicInstant(nanoseconds: overflow ? Int64.max : sum)
+        let sourceTarget = event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
+        let target = sourceTarget ?? MonotonicInstant(nanoseconds: overflow ? Int64.max : sum)
         let refresh = ResolvedRefresh(
             timestamp: timestamp,
             targetTimestamp: target,
@@ -78,7 +77,9 @@ public final class RefreshDispatcher {
             count: refreshCount,
             provenance: event.provenance,
             followsStall: event.followsStall,
-            index: index
+            index: index,
+            // Only for the source's own target: a deadline for another time says nothing.
+            deadline: sourceTarget == nil ? nil : event.deadline
         )
         recentTargets[Int(index % UInt64(recentTargets.count))] = (index, target)
         dispatchDepth += 1
@@ -234,4 +235,5 @@ struct ResolvedRefresh {
     var provenance: TimestampProvenance
     var followsStall: Bool
     var index: UInt64
+    var deadline: FrameDeadline?
 }

@@ -14,6 +14,9 @@ public struct RefreshEvent: Sendable, Hashable {
     /// core use `timestamp + refreshPeriod`.
     public var targetTimestamp: MonotonicInstant?
     public var provenance: TimestampProvenance
+    /// When the frame prepared for ``targetTimestamp`` must be submitted at the latest (nil:
+    /// not learned yet, or the source learns none).
+    public var deadline: FrameDeadline?
     /// True on the first refresh after the source stopped delivering for a while (surface hidden,
     /// feedback lost, source restarted): links apply their ``DisplayLink/StallPolicy`` to it.
     public var followsStall: Bool
@@ -24,7 +27,8 @@ public struct RefreshEvent: Sendable, Hashable {
         refreshPeriod: Nanoseconds,
         targetTimestamp: MonotonicInstant? = nil,
         provenance: TimestampProvenance,
-        followsStall: Bool = false
+        followsStall: Bool = false,
+        deadline: FrameDeadline? = nil
     ) {
         self.timestamp = timestamp
         self.sequence = sequence
@@ -32,6 +36,7 @@ public struct RefreshEvent: Sendable, Hashable {
         self.targetTimestamp = targetTimestamp
         self.provenance = provenance
         self.followsStall = followsStall
+        self.deadline = deadline
     }
 }
 

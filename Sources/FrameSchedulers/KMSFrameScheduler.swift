@@ -95,6 +95,10 @@ public struct KMSFrameScheduler: Sendable {
     private var lastTarget: MonotonicInstant?
     /// Stop deciding anything (the display failed).
     public private(set) var hasFailed = false
+    /// When frames must be submitted: learned from the submissions of the frames shown.
+    public private(set) var deadlines = SubmitDeadlineLearner()
+    /// The recent frames' submissions (refresh, target, when), until their presentation is known.
+    private var submissions = SubmissionRing()
 
     /// The refresh whose frame the mode set put on screen, until the first vblank after it.
     private var modeSetFrame: UInt64?
@@ -165,6 +169,7 @@ public struct KMSFrameScheduler: Sendable {
     /// The current callback's frame was submitted (swapped) at `now`.
     public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
         submittedInCallback = true
+        if let target = lastTarget { submissions.add(refresh: callbackRefresh, target: target, submitted: now) }
         if !isModeSet {
             isModeSet = true
             modeSetFrame = callbackRefresh
@@ -208,6 +213,7 @@ public struct KMSFrameScheduler: Sendable {
         if let frame = flipping {
             lateness.append(min(KMSFrameScheduler.maximumLateness, wholePeriods(time - frame.expected)))
             feedback = PresentationFeedback(refreshIndex: frame.refresh, outcome: .presented(at: time, sequence: sequence))
+            learnDeadline(refresh: frame.refresh, presented: time)
         }
         flipping = nil
         let runsCallback = pipeline.flipCompleted(hasHeldFrame: held != nil)
@@ -239,6 +245,7 @@ public struct KMSFrameScheduler: Sendable {
             // The frame set by the mode set is on screen from the first vblank after it.
             modeSetFrame = nil
             feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: sequence))
+            learnDeadline(refresh: frame, presented: time)
         }
         pending = (time, sequence, flipping == nil ? 1 : 2)
         return EventOutcome(feedback: feedback, flipHeld: false, next: .callback)
@@ -298,7 +305,8 @@ public struct KMSFrameScheduler: Sendable {
         let event = RefreshEvent(
             timestamp: timestamp, sequence: sequence, refreshPeriod: period,
             targetTimestamp: targetTimestamp,
-            provenance: .hardwareVBlank, followsStall: followsStall)
+            provenance: .hardwareVBlank, followsStall: followsStall,
+            deadline: deadlines.deadline(forTarget: targetTimestamp))
         began(timestamp: timestamp, sequence: sequence, periods: periods, refreshIndex: refreshIndex, now: now)
         return event
     }
@@ -401,5 +409,36 @@ public struct KMSFrameScheduler: Sendable {
     private func wholePeriods(_ span: Nanoseconds) -> Int64 {
         let late = max(0, span.value), p = period.value
         return late / p + ((late % p) * 2 >= p ? 1 : 0)
+    }
+}
+
+extension KMSFrameScheduler {
+    /// The frame of `refresh` was shown at `presented`: what its submission teaches about the
+    /// deadline.
+    fileprivate mutating func learnDeadline(refresh: UInt64, presented: MonotonicInstant) {
+        guard let submission = submissions.take(refresh: refresh) else { return }
+        deadlines.record(submitted: submission.submitted, target: submission.target, presented: presented, period: period)
+    }
+}
+
+/// The last few frames' submissions, in a fixed ring (frames in flight are at most two, and a
+/// held frame's predecessor: four is room enough).
+struct SubmissionRing: Sendable {
+    private var entries = [(refresh: UInt64, target: MonotonicInstant, submitted: MonotonicInstant)?](repeating: nil, count: 4)
+    private var next = 0
+
+    mutating func add(refresh: UInt64, target: MonotonicInstant, submitted: MonotonicInstant) {
+        entries[next] = (refresh, target, submitted)
+        next = (next + 1) % entries.count
+    }
+
+    /// The submission of `refresh`, forgotten once taken.
+    mutating func take(refresh: UInt64) -> (target: MonotonicInstant, submitted: MonotonicInstant)? {
+        for i in entries.indices {
+            guard let entry = entries[i], entry.refresh == refresh else { continue }
+            entries[i] = nil
+            return (entry.target, entry.submitted)
+        }
+        return nil
     }
 }

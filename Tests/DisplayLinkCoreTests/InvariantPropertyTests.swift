@@ -5,7 +5,7 @@ import Testing
 /// A source that dispatches whatever a test scripts: the core must keep its promises to links
 /// whatever a compositor or a kernel says.
 @MainActor
-private final class ScriptedSource: FrameSource {
+final class ScriptedSource: FrameSource {
     let dispatcher = RefreshDispatcher()
 }
 
