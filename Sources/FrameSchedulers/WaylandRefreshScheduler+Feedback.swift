@@ -12,6 +12,9 @@ extension WaylandRefreshScheduler {
         var commitTarget: MonotonicInstant?
         var stride = 1
         var extraPeriods = 0
+        /// The refresh's target, and when its frame was committed (nil: not yet, or never).
+        var target: MonotonicInstant?
+        var committed: MonotonicInstant?
     }
 
     /// Feedback requests not answered yet.
@@ -49,6 +52,9 @@ extension WaylandRefreshScheduler {
             if rhythm.learnInterval(to: time, sequence: vblank, refreshIndex: entry.refreshIndex, stride: entry.stride) {
                 rhythm.learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time, extraPeriods: entry.extraPeriods)
             }
+            if let target = entry.target, let committed = entry.committed {
+                deadlines.record(submitted: committed, target: target, presented: time, period: period)
+            }
         }
         return PresentationFeedback(
             refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
@@ -81,13 +87,25 @@ extension WaylandRefreshScheduler {
     /// Files a feedback request for the frame of refresh `refreshIndex` and returns its slot. When
     /// every slot is taken (the compositor loses feedback), the oldest request is given up: the
     /// shell destroys its proxy and reuses the slot.
-    mutating func fileFeedback(refreshIndex: UInt64, commitTarget: MonotonicInstant?, stride: Int) -> Int {
+    mutating func fileFeedback(
+        refreshIndex: UInt64, target: MonotonicInstant, commitTarget: MonotonicInstant?, stride: Int
+    ) -> Int {
         let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
         slots[slot] = Slot(
             inUse: true, refreshIndex: refreshIndex, knownAtDraw: timeline.latest,
             commitTarget: commitTarget, stride: stride,
-            extraPeriods: extraPeriods(forStride: stride))
+            extraPeriods: extraPeriods(forStride: stride), target: target)
         return slot
+    }
+
+    /// The frame of the latest refresh was committed at `time` (read by the shell as it commits):
+    /// its feedback then teaches the deadline. The surface has content from now on.
+    public mutating func frameCommitted(at time: MonotonicInstant) {
+        contentCommitted()
+        let latest = nextRefreshIndex &- 1
+        for index in slots.indices where slots[index].inUse && slots[index].refreshIndex == latest && slots[index].committed == nil {
+            slots[index].committed = time
+        }
     }
 
     private func oldestSlot() -> Int {

@@ -129,12 +129,13 @@ extension WaylandRefreshScheduler {
             outstandingCommitApplied = false
             outstandingStride = stride
             if configuration.usesPresentation {
-                feedbackSlot = fileFeedback(refreshIndex: index, commitTarget: commitTarget, stride: stride)
+                feedbackSlot = fileFeedback(refreshIndex: index, target: target, commitTarget: commitTarget, stride: stride)
             }
         }
         let event = RefreshEvent(
             timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
-            targetTimestamp: target, provenance: provenance, followsStall: followsStall)
+            targetTimestamp: target, provenance: provenance, followsStall: followsStall,
+            deadline: provenance == .timerFallback ? nil : deadlines.deadline(forTarget: target))
         // FIFO: compositor-paced refreshes once mapped; never a timer tick (see <doc:WaylandScheduling>).
         let fifo = timeline.latest != nil && provenance != .timerFallback
         return Refresh(

@@ -125,6 +125,8 @@ public struct WaylandRefreshScheduler: Sendable {
     /// Feedback events (presented or discarded) for known slots.
     public internal(set) var feedbackCount = 0
     var slots: ContiguousArray<Slot>
+    /// When frames must be committed: learned from the commits of the frames presented.
+    public internal(set) var deadlines = SubmitDeadlineLearner()
 
     // MARK: Commit timing and held timed commits (see +CommitTiming, +HeldCommits)
 

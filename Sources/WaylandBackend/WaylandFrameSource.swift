@@ -236,11 +236,12 @@ public final class WaylandFrameSource: FrameSource {
     }
 
     /// Tells the source the surface was committed with a frame (the EGL window's swap calls it):
-    /// during a refresh it then commits no empty frame, and from the first one on the surface
-    /// has content, so a suspension holds back start refreshes too.
+    /// during a refresh it then commits no empty frame; from the first one on the surface has
+    /// content, so a suspension holds back start refreshes too; and the commit's time, against
+    /// the frame's presentation, teaches the deadline.
     public func noteCommit() {
         committedDuringDispatch = true
-        scheduler.contentCommitted()
+        scheduler.frameCommitted(at: MonotonicInstant.now())
     }
 }
 

@@ -125,6 +125,8 @@ struct FrameReport {
                 ("index", .int(index)),
                 ("timestamp", .number(r.frame.timestamp.seconds)),
                 ("target_timestamp", .number(r.frame.targetTimestamp.seconds)),
+                ("deadline", r.frame.deadline.map { .number($0.time.seconds) } ?? .null),
+                ("deadline_provenance", r.frame.deadline.map { .string($0.provenance.rawValue) } ?? .null),
                 ("duration", .number(r.frame.duration.seconds)),
                 ("delta", .number(r.frame.delta.seconds)),
                 ("sequence", .int(Int(truncatingIfNeeded: r.frame.sequence))),

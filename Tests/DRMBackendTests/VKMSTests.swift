@@ -373,6 +373,15 @@ func expectReportFrames(
         #expect(duration == period, "frame \(i): duration \(duration)", sourceLocation: sourceLocation)
         let ahead = (target - t) / period
         #expect(ahead >= 0.999 && abs(ahead - ahead.rounded()) < 1e-6, "frame \(i): \(ahead) periods ahead", sourceLocation: sourceLocation)
+        // A deadline, once learned, rests on what made its target: one that is merely sufficient
+        // comes before the target (a frame shown at its target was submitted before it).
+        if let deadline = frames[i]["deadline"] as? Double {
+            let provenance = frames[i]["deadline_provenance"] as? String
+            #expect(
+                provenance == "sufficient" || provenance == "bracketed", "frame \(i): \(provenance ?? "none")",
+                sourceLocation: sourceLocation)
+            if provenance == "sufficient" { #expect(deadline < target, "frame \(i)", sourceLocation: sourceLocation) }
+        }
         if allowed.contains(i) {
             #expect(delta == 0, "frame \(i)", sourceLocation: sourceLocation)
             continue

@@ -8,7 +8,8 @@ import DisplayLinkWaylandTesting
 struct DemoReportTests {
     static let frameFields = [
         "index", "timestamp", "target_timestamp", "duration", "delta", "sequence", "missed",
-        "provenance", "presented", "cpu_time", "callback_at", "encoded_at", "submitted_at"
+        "provenance", "presented", "cpu_time", "callback_at", "encoded_at", "submitted_at", "deadline",
+        "deadline_provenance"
     ]
     static let summaryFields = [
         "frames", "presented", "discarded", "missed", "median_interval", "p99_interval",

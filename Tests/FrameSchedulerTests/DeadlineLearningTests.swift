@@ -143,3 +143,35 @@ struct KMSDeadlineTests {
         #expect(h.violations.isEmpty)
     }
 }
+
+@Suite("Wayland: the commit deadline on every frame")
+struct WaylandDeadlineTests {
+    @Test(
+        """
+        weston-like, each frame committed 1 ms after its callback: none until frame 0's feedback; then each target less the shortest lead \
+        that made it
+        """
+    )
+    func learnedFromFeedback() {
+        var script = SchedulerScript()
+        script.commitAfter = ms
+        script.start(at: 0)
+        for k in 1...30 {
+            script.callback(at: WaylandSchedulerTests.westonQ(k - 1) - 8 * ms)
+            script.presented(frame: UInt64(k - 1), at: WaylandSchedulerTests.westonQ(k - 1))
+        }
+        #expect(script.refreshes[0].event.deadline == nil && script.refreshes[1].event.deadline == nil)
+        // Frame 0: committed at 1 ms for a target of one advertised period, presented 3.3 ms after
+        // it (under half a period: made). The frames after it had longer leads.
+        let lead = Nanoseconds(16_666_667 - ms)
+        for refresh in script.refreshes.dropFirst(2) {
+            guard let target = refresh.event.targetTimestamp else { continue }
+            #expect(
+                refresh.event.deadline == FrameDeadline(time: target - lead, lead: lead, provenance: .sufficient),
+                "refresh \(refresh.index)")
+        }
+        // Without commit times nothing is learned.
+        let plain = WaylandSchedulerTests.westonRun(frames: 30)
+        #expect(plain.refreshes.allSatisfy { $0.event.deadline == nil })
+    }
+}

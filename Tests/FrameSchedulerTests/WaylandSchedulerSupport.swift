@@ -39,11 +39,16 @@ struct SchedulerScript {
 
     /// Whether each refresh's target draws (commits content), as a link on a surface does.
     var draws = true
+    /// When set, each frame is committed this long after its refresh and the scheduler told the
+    /// time (``WaylandRefreshScheduler/frameCommitted(at:)``); nil: told only that it was.
+    var commitAfter: Int64?
 
-    private mutating func record(_ refresh: Refresh?) {
+    private mutating func record(_ refresh: Refresh?, at time: Int64) {
         guard let refresh else { return }
         refreshes.append(refresh)
-        if draws { scheduler.contentCommitted() }
+        if draws {
+            if let commitAfter { scheduler.frameCommitted(at: t(time + commitAfter)) } else { scheduler.contentCommitted() }
+        }
         if let slot = refresh.feedbackSlot {
             // A slot given up by the scheduler: its old frame's feedback will never be matched.
             for (frame, old) in slotOfFrame where old == slot { slotOfFrame[frame] = nil }
@@ -56,7 +61,7 @@ struct SchedulerScript {
     @discardableResult
     mutating func start(at time: Int64) -> Bool {
         let scheduled = scheduler.demandChanged(true, at: t(time))
-        if scheduled { record(scheduler.startDue(at: t(time))) }
+        if scheduled { record(scheduler.startDue(at: t(time)), at: time) }
         return scheduled
     }
 
@@ -69,7 +74,7 @@ struct SchedulerScript {
     mutating func callback(at time: Int64) -> Refresh? {
         scheduler.frameCallbackDone(at: t(time))
         let refresh = scheduler.eventsDispatched()
-        record(refresh)
+        record(refresh, at: time)
         return refresh
     }
 
@@ -97,7 +102,7 @@ struct SchedulerScript {
     mutating func watchdog(at time: Int64) -> WaylandRefreshScheduler.WatchdogAction {
         let action = scheduler.watchdog(now: t(time))
         watchdogActions.append(action)
-        if case .fallbackTick(let refresh) = action { record(refresh) }
+        if case .fallbackTick(let refresh) = action { record(refresh, at: time) }
         return action
     }
 }
