@@ -71,11 +71,8 @@ func propertyIDs(fd: Int32, object: UInt32, type: UInt32) -> [String: UInt32] {
 /// flips as `NONBLOCK | PAGE_FLIP_EVENT` commits of the plane's `FB_ID` (issued with caller-owned
 /// arrays: no allocation per flip); the restore as one commit of what was there before.
 final class AtomicKMS: KMSOutput {
-    let fd: Int32
-    let crtcID: UInt32
-    let connectorID: UInt32
+    let target: KMSTarget
     let plane: PrimaryPlane
-    let modeName: String
     let width: UInt32, height: UInt32
     /// A listed mode to try when the test commit is refused (to tell whether the mode is the cause).
     let alternativeMode: (info: drmModeModeInfo, name: String)?
@@ -94,15 +91,10 @@ final class AtomicKMS: KMSOutput {
     var api: KMSAPI { .atomic }
 
     /// Needs `DRM_CLIENT_CAP_ATOMIC` set on `fd`. Throws naming a property the driver lacks.
-    init(
-        fd: Int32, crtcID: UInt32, connectorID: UInt32, plane: PrimaryPlane, modeInfo: drmModeModeInfo, modeName: String,
-        alternativeMode: (info: drmModeModeInfo, name: String)?
-    ) throws(DRMError) {
-        self.fd = fd
-        self.crtcID = crtcID
-        self.connectorID = connectorID
+    init(_ target: KMSTarget, plane: PrimaryPlane, alternativeMode: (info: drmModeModeInfo, name: String)?) throws(DRMError) {
+        self.target = target
+        let (fd, crtcID, connectorID, modeInfo) = (target.fd, target.crtcID, target.connectorID, target.modeInfo)
         self.plane = plane
-        self.modeName = modeName
         self.alternativeMode = alternativeMode
         width = UInt32(modeInfo.hdisplay)
         height = UInt32(modeInfo.vdisplay)

@@ -9,11 +9,9 @@ internal import CDRM
 /// vblank reads and queued vblank events, and the restore of what was there before.
 @MainActor
 final class CRTCControl {
-    let fd: Int32
-    let crtcID: UInt32
-    private let connectorID: UInt32
-    private let modeInfo: drmModeModeInfo
-    private let modeName: String
+    private let target: KMSTarget
+    var fd: Int32 { target.fd }
+    var crtcID: UInt32 { target.crtcID }
     private let requestedAPI: KMSAPI
     private(set) var output: any KMSOutput
     /// Atomic was wanted (`.automatic`) but the driver offers or accepts only legacy.
@@ -22,19 +20,16 @@ final class CRTCControl {
     private let saved: UnsafeMutablePointer<drmModeCrtc>?
 
     init(device: DRMDevice, selection: OutputSelection, kmsAPI: KMSAPI) throws(DRMError) {
-        fd = device.fd
-        crtcID = selection.crtcID
-        connectorID = selection.connectorID
-        modeInfo = selection.modeInfo
-        modeName = "\(selection.mode)"
+        let target = KMSTarget(
+            fd: device.fd, crtcID: selection.crtcID, connectorID: selection.connectorID, modeInfo: selection.modeInfo,
+            modeName: "\(selection.mode)")
+        self.target = target
         requestedAPI = kmsAPI
         if kmsAPI == .atomic && !device.atomic { throw .atomicUnavailable(path: device.path, driver: device.driverName) }
-        let legacy = LegacyKMS(fd: fd, crtcID: crtcID, connectorID: connectorID, modeInfo: modeInfo, modeName: modeName)
+        let legacy = LegacyKMS(target)
         if device.atomic, let plane = selection.plane {
             do {
-                output = try AtomicKMS(
-                    fd: fd, crtcID: crtcID, connectorID: connectorID, plane: plane, modeInfo: modeInfo,
-                    modeName: modeName, alternativeMode: selection.alternativeMode)
+                output = try AtomicKMS(target, plane: plane, alternativeMode: selection.alternativeMode)
             } catch {
                 if kmsAPI == .atomic { throw error }
                 DRMDisplay.log.debug("atomic modesetting unusable (\(error)); legacy KMS")
@@ -46,7 +41,7 @@ final class CRTCControl {
             output = legacy
             fellBackToLegacy = kmsAPI == .automatic
         }
-        saved = drmModeGetCrtc(fd, crtcID)
+        saved = drmModeGetCrtc(target.fd, target.crtcID)
     }
 
     isolated deinit {
@@ -67,7 +62,7 @@ final class CRTCControl {
                 DRMDisplay.log.debug("atomic test commit refused (\(error)); legacy KMS")
                 output.release()
                 fellBackToLegacy = true
-                output = LegacyKMS(fd: fd, crtcID: crtcID, connectorID: connectorID, modeInfo: modeInfo, modeName: modeName)
+                output = LegacyKMS(target)
             }
         }
         try output.setMode(fb: buffer.fb)

@@ -30,9 +30,19 @@ public enum KMSPacing: String, Sendable, Hashable, CustomStringConvertible {
     public var description: String { rawValue }
 }
 
+/// The CRTC, connector and mode a KMS API drives, on the device `fd`.
+struct KMSTarget {
+    let fd: Int32
+    let crtcID: UInt32
+    let connectorID: UInt32
+    let modeInfo: drmModeModeInfo
+    let modeName: String
+}
+
 /// The calls of one KMS API for one CRTC, connector and mode: validate, mode set, page flip and
 /// restore. The display does everything else the same on both.
 protocol KMSOutput: AnyObject {
+    var target: KMSTarget { get }
     var api: KMSAPI { get }
     /// Checks, changing nothing, that the mode can be set with `fb` (format `format`, modifier
     /// `modifier`) on screen; a refusal names what was refused.
@@ -48,20 +58,19 @@ protocol KMSOutput: AnyObject {
     func release()
 }
 
+extension KMSOutput {
+    var fd: Int32 { target.fd }
+    var crtcID: UInt32 { target.crtcID }
+    var connectorID: UInt32 { target.connectorID }
+    var modeName: String { target.modeName }
+}
+
 /// The legacy KMS API: `drmModeSetCrtc` and `drmModePageFlip`.
 final class LegacyKMS: KMSOutput {
-    let fd: Int32
-    let crtcID: UInt32
-    let connectorID: UInt32
-    var modeInfo: drmModeModeInfo
-    let modeName: String
+    let target: KMSTarget
 
-    init(fd: Int32, crtcID: UInt32, connectorID: UInt32, modeInfo: drmModeModeInfo, modeName: String) {
-        self.fd = fd
-        self.crtcID = crtcID
-        self.connectorID = connectorID
-        self.modeInfo = modeInfo
-        self.modeName = modeName
+    init(_ target: KMSTarget) {
+        self.target = target
     }
 
     var api: KMSAPI { .legacy }
@@ -70,6 +79,7 @@ final class LegacyKMS: KMSOutput {
 
     func setMode(fb: UInt32) throws(DRMError) {
         var connector = connectorID
+        var modeInfo = target.modeInfo
         if let code = KernelCall.status({ drmModeSetCrtc(fd, crtcID, fb, 0, 0, &connector, 1, &modeInfo) }) {
             throw .kernel(operation: "drmModeSetCrtc(\(modeName))", errno: code)
         }
