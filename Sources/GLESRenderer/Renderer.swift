@@ -46,14 +46,14 @@ public final class Renderer {
     /// Draw calls issued by the last ``endFrame()``.
     public internal(set) var drawCalls = 0
     /// Buffer uploads made by the last ``endFrame()``.
-    public private(set) var uploads = 0
+    public internal(set) var uploads = 0
     /// What changed since the previous frame (for swap-with-damage).
     public private(set) var damage: Damage = .full
     /// What the last ``endFrame()`` cleared and drew: `.full`, a region (partial redraw of a
     /// buffer whose age was known) or `.none` (the buffer already showed this frame).
     public private(set) var redrawn: Damage = .full
     /// Draw calls of the last ``endFrame()``'s opaque pass (not in ``drawCalls``).
-    public private(set) var opaqueDrawCalls = 0
+    public internal(set) var opaqueDrawCalls = 0
     /// Rectangles the last ``endFrame()`` left out as wholly hidden behind nearer opaque insides.
     public private(set) var hiddenRects = 0
     /// Whether the last ``endFrame()`` drew opaque insides front to back with the depth test.
@@ -72,22 +72,22 @@ public final class Renderer {
     /// Drawn under every layer, into what each frame redraws, in place of the clear (set by ``ScrollCache``).
     var backdrop: ScrollCache?
 
-    private static let rectFloats = RectGlyphPrograms.rectFloats
-    private static let glyphFloats = RectGlyphPrograms.glyphFloats
-    private static let opaqueFloats = 8  // x y w h r g b index
+    static let rectFloats = RectGlyphPrograms.rectFloats
+    static let glyphFloats = RectGlyphPrograms.glyphFloats
+    static let opaqueFloats = 8  // x y w h r g b index
 
     var layers: [RendererLayer] = []
     var warmUpLayer: LayerID?
     /// Programs, quad and atlas texture, shared with the ``ScrollCache`` drawn under the layers.
     let shared: SharedGPUResources
-    private let programs: RectGlyphPrograms
-    private let opaqueProgram: ShaderProgram
+    let programs: RectGlyphPrograms
+    let opaqueProgram: ShaderProgram
     let compositeProgram: ShaderProgram
     let compositeRect: GLint
     let compositeSampler: GLint
     let cornerBuffer: GLuint
-    private let atlasTexture: GLuint
-    private var expanded = ContiguousArray<Float>()
+    let atlasTexture: GLuint
+    var expanded = ContiguousArray<Float>()
     private(set) var width: Int32 = 0
     private(set) var height: Int32 = 0
     private var clearColor = RGBA(0, 0, 0, 0)
@@ -439,74 +439,6 @@ public final class Renderer {
         glEnable(GLenum(GL_SCISSOR_TEST))
         glScissor(x0, y0, x1 - x0, y1 - y0)
         return true
-    }
-
-    // MARK: Drawing
-
-    private func drawOpaque(layer i: Int, depthStep: Float) {
-        if layers[i].opaqueStale {
-            layers[i].opaque.removeAll(keepingCapacity: true)
-            OcclusionCuller.appendOpaqueInsides(of: layers[i].visible, to: &layers[i].opaque)
-        }
-        let count = layers[i].opaque.count / Renderer.opaqueFloats
-        guard count > 0 else { layers[i].opaqueStale = false; return }
-        opaqueProgram.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
-        draw(
-            data: layers[i].opaque, count: count, floats: Renderer.opaqueFloats, buffer: layers[i].opaqueBuffer,
-            upload: layers[i].opaqueStale, attributes: Renderer.opaqueAttributes)
-        layers[i].opaqueStale = false
-        opaqueDrawCalls += 1
-        drawCalls -= 1
-    }
-
-    func drawRects(layer i: Int, depthStep: Float) {
-        let data = layers[i].visible
-        let count = data.count / Renderer.rectFloats
-        guard count > 0 else { layers[i].rectsStale = false; return }
-        programs.rect.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
-        draw(
-            data: data, count: count, floats: Renderer.rectFloats, buffer: layers[i].rectBuffer, upload: layers[i].rectsStale,
-            attributes: Renderer.rectAttributes)
-        layers[i].rectsStale = false
-    }
-
-    func drawGlyphs(layer i: Int, depthStep: Float) {
-        let data = layers[i].glyphs
-        let count = data.count / Renderer.glyphFloats
-        guard count > 0 else { layers[i].glyphsStale = false; return }
-        programs.useGlyphs(
-            viewport: (Float(width), Float(height)),
-            depth: (Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep),
-            atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
-        draw(
-            data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: layers[i].glyphsStale,
-            attributes: Renderer.glyphAttributes)
-        layers[i].glyphsStale = false
-    }
-
-    /// Per-instance attribute layouts: (location, components, first float). Static, so drawing
-    /// builds no arrays per frame.
-    private static let rectAttributes = RectGlyphPrograms.rectAttributes
-    private static let glyphAttributes = RectGlyphPrograms.glyphAttributes
-    private static let opaqueAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4)]
-
-    /// Draws `count` instances: instanced on GLES 3, expanded to triangles on GLES 2.
-    /// `attributes`: (location, components, first float) of each per-instance attribute.
-    private func draw(
-        data: ContiguousArray<Float>, count: Int, floats: Int, buffer: GLuint, upload: Bool,
-        attributes: [(GLuint, GLint, Int)]
-    ) {
-        if usesInstancing {
-            GLResources.drawInstanced(
-                count: count, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
-                instanceBuffer: buffer, upload: upload ? data : nil)
-        } else {
-            GLResources.drawExpanded(
-                count: count, floats: floats, attributes: attributes, buffer: buffer,
-                upload: upload ? data : nil, scratch: &expanded)
-        }
-        if upload { uploads += 1 }
-        drawCalls += 1
     }
 }
 

@@ -1,0 +1,73 @@
+internal import CGLES
+import EGLGraphics
+
+/// Drawing a layer's passes: the opaque insides (no blending, front to back), the rounded
+/// rectangles and the glyphs, instanced on GLES 3 and expanded to triangles on GLES 2.
+extension Renderer {
+
+    func drawOpaque(layer i: Int, depthStep: Float) {
+        if layers[i].opaqueStale {
+            layers[i].opaque.removeAll(keepingCapacity: true)
+            OcclusionCuller.appendOpaqueInsides(of: layers[i].visible, to: &layers[i].opaque)
+        }
+        let count = layers[i].opaque.count / Renderer.opaqueFloats
+        guard count > 0 else { layers[i].opaqueStale = false; return }
+        opaqueProgram.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
+        draw(
+            data: layers[i].opaque, count: count, floats: Renderer.opaqueFloats, buffer: layers[i].opaqueBuffer,
+            upload: layers[i].opaqueStale, attributes: Renderer.opaqueAttributes)
+        layers[i].opaqueStale = false
+        opaqueDrawCalls += 1
+        drawCalls -= 1
+    }
+
+    func drawRects(layer i: Int, depthStep: Float) {
+        let data = layers[i].visible
+        let count = data.count / Renderer.rectFloats
+        guard count > 0 else { layers[i].rectsStale = false; return }
+        programs.rect.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
+        draw(
+            data: data, count: count, floats: Renderer.rectFloats, buffer: layers[i].rectBuffer, upload: layers[i].rectsStale,
+            attributes: Renderer.rectAttributes)
+        layers[i].rectsStale = false
+    }
+
+    func drawGlyphs(layer i: Int, depthStep: Float) {
+        let data = layers[i].glyphs
+        let count = data.count / Renderer.glyphFloats
+        guard count > 0 else { layers[i].glyphsStale = false; return }
+        programs.useGlyphs(
+            viewport: (Float(width), Float(height)),
+            depth: (Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep),
+            atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+        draw(
+            data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: layers[i].glyphsStale,
+            attributes: Renderer.glyphAttributes)
+        layers[i].glyphsStale = false
+    }
+
+    /// Per-instance attribute layouts: (location, components, first float). Static, so drawing
+    /// builds no arrays per frame.
+    static let rectAttributes = RectGlyphPrograms.rectAttributes
+    static let glyphAttributes = RectGlyphPrograms.glyphAttributes
+    static let opaqueAttributes: [(GLuint, GLint, Int)] = [(1, 4, 0), (2, 4, 4)]
+
+    /// Draws `count` instances: instanced on GLES 3, expanded to triangles on GLES 2.
+    /// `attributes`: (location, components, first float) of each per-instance attribute.
+    func draw(
+        data: ContiguousArray<Float>, count: Int, floats: Int, buffer: GLuint, upload: Bool,
+        attributes: [(GLuint, GLint, Int)]
+    ) {
+        if usesInstancing {
+            GLResources.drawInstanced(
+                count: count, floats: floats, attributes: attributes, cornerBuffer: cornerBuffer,
+                instanceBuffer: buffer, upload: upload ? data : nil)
+        } else {
+            GLResources.drawExpanded(
+                count: count, floats: floats, attributes: attributes, buffer: buffer,
+                upload: upload ? data : nil, scratch: &expanded)
+        }
+        if upload { uploads += 1 }
+        drawCalls += 1
+    }
+}
