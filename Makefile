@@ -76,7 +76,8 @@ test-examples: deps
 .PHONY: docs
 DOCC_FLAGS ?=
 DOC_TARGETS := DisplayLinkCore DisplaySurface SurfaceBackend OffscreenBackend Motion DisplayLinkTesting GLESRenderer \
-  FrameSchedulers WaylandBackend EGLGraphics DRMBackend ConsoleSeat Scenes PNGImage KernelCall DisplayLinkWaylandTesting
+  FrameSchedulers WaylandBackend EGLGraphics DRMBackend ConsoleSeat Scenes PNGImage KernelCall DisplayLinkWaylandTesting \
+  SurfaceInput
 docs:
 	@failed=; for target in $(DOC_TARGETS); do \
 	  echo "$(SWIFT) package $(BUILD_FLAGS) --disable-sandbox generate-documentation --target $$target --warnings-as-errors $(DOCC_FLAGS)"; \

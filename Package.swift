@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "EGLGraphics", targets: ["EGLGraphics"]),
         .library(name: "GLESRenderer", targets: ["GLESRenderer"]),
         .library(name: "Motion", targets: ["Motion"]),
+        .library(name: "SurfaceInput", targets: ["SurfaceInput"]),
         .library(name: "DRMBackend", targets: ["DRMBackend"]),
         .library(name: "ConsoleSeat", targets: ["ConsoleSeat"]),
         .library(name: "Scenes", targets: ["Scenes"]),
@@ -81,6 +82,8 @@ let package = Package(
         .target(name: "PNGImage", dependencies: ["CPNG"], swiftSettings: strict),
         .target(name: "Scenes", dependencies: ["DisplayLinkCore", "Motion", "GLESRenderer"], swiftSettings: strict),
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
+        // Input timing as pure values: event times on the link's clock, key repeat.
+        .target(name: "SurfaceInput", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
             dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "KernelCall", "CWayland", "CWaylandClient", "CWaylandEGL",
@@ -145,6 +148,11 @@ let package = Package(
             name: "DisplaySurfaceTests",
             dependencies: ["DisplaySurface", "OffscreenBackend", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics",
                            "GLESRenderer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SurfaceInputTests",
+            dependencies: ["SurfaceInput", "DisplayLinkCore", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
