@@ -46,14 +46,18 @@ public final class DRMDisplay: FrameSource {
         /// How the device is opened and master obtained: through a seat manager (seatd,
         /// systemd-logind) when one runs, else directly. See `SeatSession`.
         public var session: SeatSession.Options
+        /// When callbacks start: at the flip event (`.throughput`), or as late as each frame's
+        /// deadline less the learned render time allows (`.lowLatency`, vblank pacing only).
+        public var latency: LatencyPolicy
         public init(
             devicePath: String? = nil, mode: ModeRequest? = nil, kmsAPI: KMSAPI = .automatic,
-            session: SeatSession.Options = .init()
+            session: SeatSession.Options = .init(), latency: LatencyPolicy = .throughput
         ) {
             self.devicePath = devicePath
             self.mode = mode
             self.kmsAPI = kmsAPI
             self.session = session
+            self.latency = latency
         }
     }
 
@@ -85,6 +89,8 @@ public final class DRMDisplay: FrameSource {
     public internal(set) var vblankRefusal: Errno?
     /// What the primary plane scans out (from `IN_FORMATS`), when the driver lists its planes.
     public let planeFormats: PlaneFormats?
+    /// When callbacks start (``Options/latency``; timer pacing always starts at the tick).
+    public let latency: LatencyPolicy
     public private(set) var error: DRMError?
     public var onError: ((DRMError) -> Void)?
     /// The session the device was opened in (also for input devices: `SeatInput`).
@@ -149,11 +155,13 @@ public final class DRMDisplay: FrameSource {
         buffers.keepsBuffersMapped = context.rendersInSoftware
         cleanup = false
         (self.session, self.device, devicePath, driverName) = (session, device, path, probe.driverName)
+        latency = options.latency
         (connectorName, mode, planeFormats) = (selection.connectorName, selection.mode, selection.plane?.formats)
         (self.crtc, self.buffers, deviceQuirks) = (crtc, buffers, probe.quirks.subtracting(.noVblankEvents))
         pacer =
             probe.quirks.contains(.noVblankEvents)
-            ? TimerPacing(display: self, period: mode.period, modeSet: false) : VblankPacing(display: self, period: mode.period)
+            ? TimerPacing(display: self, period: mode.period, modeSet: false)
+            : VblankPacing(display: self, period: mode.period, latency: options.latency)
         DRMDisplay.log.debug(
             """
             \(driverName) on \(path): KMS API \(crtc.api) (asked: \(options.kmsAPI)); primary plane \

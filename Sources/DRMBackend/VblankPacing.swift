@@ -20,9 +20,23 @@ final class VblankPacing: RefreshPacing {
     private var loggedDepth = 1
     private var idling = false
 
-    init(display: DRMDisplay, period: Nanoseconds) {
+    /// Runs a callback planned to start later (low latency): made once, so planning one
+    /// allocates nothing; the refresh it runs.
+    private var delayTimer: DispatchSourceTimer?
+    private var delayedEvent: RefreshEvent?
+
+    init(display: DRMDisplay, period: Nanoseconds, latency: LatencyPolicy) {
         self.display = display
         scheduler = KMSFrameScheduler(period: period)
+        scheduler.latency = latency
+        if latency == .lowLatency {
+            let timer = DispatchSource.makeTimerSource(queue: .main)
+            timer.setEventHandler { [weak self] in
+                onMainActor(self) { $0?.runDelayedCallback() }
+            }
+            delayTimer = timer
+            timer.resume()
+        }
         let source = DispatchSource.makeUserDataAddSource(queue: .main)
         source.setEventHandler { [weak self] in
             onMainActor(self) { $0?.startNextFrame() }
@@ -42,6 +56,9 @@ final class VblankPacing: RefreshPacing {
     func stop() {
         startNextSource?.cancel()
         startNextSource = nil
+        delayTimer?.cancel()
+        delayTimer = nil
+        delayedEvent = nil
     }
 
     func displayFailed() { scheduler.stop() }
@@ -191,8 +208,25 @@ final class VblankPacing: RefreshPacing {
             scheduler.idleVblankQueued()
             queueVblank()
         case .callback:
-            runCallback(scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: MonotonicInstant.now()))
+            let now = MonotonicInstant.now()
+            let event = scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now)
+            if let start = scheduler.plannedStart(for: event, now: now), let delayTimer {
+                // Low latency: the callback runs at its planned start (no flip is pending, so no
+                // kernel event comes before it).
+                delayedEvent = event
+                delayTimer.schedule(deadline: .now() + .nanoseconds(Int((start - now).value)))
+            } else {
+                runCallback(event)
+            }
         }
+    }
+
+    private func runDelayedCallback() {
+        guard let event = delayedEvent else { return }
+        delayedEvent = nil
+        guard display.isRunning, display.sessionActive else { return }
+        scheduler.callbackStarted(at: MonotonicInstant.now())
+        runCallback(event)
     }
 
     private func runCallback(_ event: RefreshEvent) {

@@ -12,6 +12,9 @@ public struct FrameDeadline: Sendable, Hashable {
         case sufficient
         /// Between the shortest lead that made its target and the longest that missed it.
         case bracketed
+        /// The latch the source assumes (a KMS driver's, just before the vblank) and has not yet
+        /// seen a frame make or miss at: what a low-latency start plans with at first.
+        case prior
 
         public var description: String { rawValue }
     }
@@ -27,4 +30,17 @@ public struct FrameDeadline: Sendable, Hashable {
         self.lead = lead
         self.provenance = provenance
     }
+}
+
+/// When a source starts the callbacks of a refresh.
+public enum LatencyPolicy: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// As soon as the refresh is known (the flip or frame event): the most time to draw, and the
+    /// frame then waits for its target. The default.
+    case throughput
+    /// As late as the frame's ``FrameDeadline`` allows, less the program's learned render time
+    /// and a margin, so the frame is drawn from the newest input and shown at the same target.
+    /// A frame predicted not to fit starts at once.
+    case lowLatency
+
+    public var description: String { rawValue }
 }

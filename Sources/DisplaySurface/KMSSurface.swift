@@ -29,7 +29,7 @@ final class KMSSurface: DisplaySurfaceBackend {
             display = try DRMDisplay(
                 options: DRMDisplay.Options(
                     devicePath: options.devicePath, mode: mode, kmsAPI: options.kmsAPI,
-                    session: SeatSession.Options(manager: options.seatAccess)))
+                    session: SeatSession.Options(manager: options.seatAccess), latency: options.latency))
         } catch {
             throw SurfaceBackendError(.drm(error))
         }
@@ -103,7 +103,8 @@ final class KMSSurface: DisplaySurfaceBackend {
             EnvironmentEntry("buffers_kept_mapped", .bool(display.keepsBuffersMapped)),
             EnvironmentEntry("kms_api", .string(display.kmsAPI.rawValue)),
             EnvironmentEntry("pacing", .string(display.pacing.rawValue)),
-            EnvironmentEntry("quirks", .string(display.quirks.description))
+            EnvironmentEntry("quirks", .string(display.quirks.description)),
+            EnvironmentEntry("latency", .string(display.pacing == .vblank ? display.latency.rawValue : "throughput"))
         ]
     }
 

@@ -97,6 +97,13 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var hasFailed = false
     /// When frames must be submitted: learned from the submissions of the frames shown.
     public private(set) var deadlines = SubmitDeadlineLearner()
+    /// The program's time from a callback's start to its frame's submission.
+    public private(set) var renderTime = RenderTimeEstimator()
+    /// When callbacks start (see ``plannedStart(for:now:)``). Low latency assumes the driver's
+    /// latch ``latchPrior`` before the vblank until frames show otherwise.
+    public var latency: LatencyPolicy = .throughput {
+        didSet { deadlines.prior = latency == .lowLatency ? KMSFrameScheduler.latchPrior : nil }
+    }
     /// The recent frames' submissions (refresh, target, when), until their presentation is known.
     private var submissions = SubmissionRing()
 
@@ -124,6 +131,11 @@ public struct KMSFrameScheduler: Sendable {
     public static let latenessFrames = 16
     /// At most this many periods of learned lateness.
     public static let maximumLateness: Int64 = 8
+    /// The driver's latch assumed before the vblank: a flip queued this long before it is shown
+    /// at it (atomic and legacy flips are applied at the vblank itself).
+    public static let latchPrior = Nanoseconds(1_000_000)
+    /// Starts later than now by less than this are not worth a timer.
+    public static let minimumDelay = Nanoseconds(500_000)
 
     public init(period: Nanoseconds) {
         self.period = Nanoseconds(max(1, period.value))
@@ -169,6 +181,7 @@ public struct KMSFrameScheduler: Sendable {
     /// The current callback's frame was submitted (swapped) at `now`.
     public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
         submittedInCallback = true
+        renderTime.record(now - callbackBegan)
         if let target = lastTarget { submissions.add(refresh: callbackRefresh, target: target, submitted: now) }
         if !isModeSet {
             isModeSet = true
@@ -441,4 +454,23 @@ struct SubmissionRing: Sendable {
         }
         return nil
     }
+}
+
+extension KMSFrameScheduler {
+    /// Under ``LatencyPolicy/lowLatency``, when the callback for `event` (just made by
+    /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the render time
+    /// learned (with its margin). Nil: start now (throughput; nothing learned yet; a flip pending
+    /// or a frame held, whose successor is late already; or the start is not later than
+    /// ``minimumDelay`` from now). The shell calls ``callbackStarted(at:)`` when it runs it.
+    public func plannedStart(for event: RefreshEvent, now: MonotonicInstant) -> MonotonicInstant? {
+        guard latency == .lowLatency, flipping == nil, held == nil, let deadline = event.deadline,
+            let budget = renderTime.budget
+        else { return nil }
+        let start = deadline.time - budget
+        return start > now + KMSFrameScheduler.minimumDelay ? start : nil
+    }
+
+    /// A callback planned to start later (``plannedStart(for:now:)``) starts now: its render
+    /// time counts from here.
+    public mutating func callbackStarted(at time: MonotonicInstant) { callbackBegan = time }
 }

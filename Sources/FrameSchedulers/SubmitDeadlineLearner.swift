@@ -21,6 +21,10 @@ public struct SubmitDeadlineLearner: Sendable {
     /// How many recent outcomes of each kind (made, missed) bound the lead.
     public static let window = 64
 
+    /// The lead the source assumes before anything says otherwise (nil: none; see
+    /// `FrameDeadline.Provenance.prior`): planned with until a frame is shown with less, and
+    /// given up for the bracket once a frame misses at it.
+    public var prior: Nanoseconds?
     private var made: LeadRing
     private var missed: LeadRing
 
@@ -52,10 +56,24 @@ public struct SubmitDeadlineLearner: Sendable {
 
     /// The lead to plan with, and what it rests on (nil: nothing made its target yet).
     public var lead: (lead: Nanoseconds, provenance: FrameDeadline.Provenance)? {
+        if let prior = prior?.value { return leadWith(prior: prior) }
         guard let sufficient = made.minimum else { return nil }
         guard let insufficient = missed.maximum, insufficient < sufficient else { return (Nanoseconds(sufficient), .sufficient) }
         // Rounded up: the middle of the bracket, never below a lead that missed.
         return (Nanoseconds(insufficient + (sufficient - insufficient + 1) / 2), .bracketed)
+    }
+
+    private func leadWith(prior: Int64) -> (lead: Nanoseconds, provenance: FrameDeadline.Provenance) {
+        let sufficient = made.minimum
+        let planned = min(prior, sufficient ?? prior)
+        if let insufficient = missed.maximum, insufficient >= planned {
+            // A frame missed at what would be planned: between that miss and what made it, or
+            // further out than the miss by the prior when nothing made it.
+            guard let sufficient, insufficient < sufficient else { return (Nanoseconds(insufficient &+ prior), .prior) }
+            return (Nanoseconds(insufficient + (sufficient - insufficient + 1) / 2), .bracketed)
+        }
+        if let sufficient, sufficient <= prior { return (Nanoseconds(sufficient), .sufficient) }
+        return (Nanoseconds(prior), .prior)
     }
 
     /// The deadline for a frame to be presented at `target` (nil: nothing learned yet).

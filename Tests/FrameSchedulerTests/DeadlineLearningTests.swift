@@ -175,3 +175,57 @@ struct WaylandDeadlineTests {
         #expect(plain.refreshes.allSatisfy { $0.event.deadline == nil })
     }
 }
+
+@Suite("KMS: the low-latency policy")
+@MainActor
+struct KMSLowLatencyTests {
+    static let ms: Int64 = 1_000_000
+
+    @Test("callbacks start at the deadline less the render time and its margin, and the frames still make their targets")
+    func startsLate() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.start()
+        h.run(callbacks: 40)
+        #expect(h.violations.isEmpty)
+        // From the second callback (the render time known): the driver's latch (1 ms) and the
+        // budget (2 ms drawing + 1 ms margin) before the target.
+        for k in 2..<h.frames.count - 1 {
+            let frame = h.frames[k]
+            #expect(frame.deadline?.provenance == .prior, "callback \(k)")
+            #expect(h.callbackStarts[k] == frame.targetTimestamp - Nanoseconds(4 * Self.ms), "callback \(k)")
+            #expect(h.presented[frame.refreshIndex]?.time == frame.targetTimestamp, "callback \(k)")
+        }
+    }
+
+    @Test("a renderer whose budget does not fit before the deadline starts at once, as under throughput")
+    func slowStartsAtOnce() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.renderTime = { _ in Nanoseconds(15 * Self.ms) }
+        h.start()
+        h.run(callbacks: 30)
+        #expect(h.violations.isEmpty)
+        for k in 2..<h.frames.count { #expect(h.callbackStarts[k] == h.frames[k].timestamp, "callback \(k)") }
+    }
+
+    @Test("the learner with a prior: the prior until a frame misses at it, then the bracket; less when a frame made it with less")
+    func priorThenBracket() {
+        var learner = SubmitDeadlineLearner()
+        learner.prior = Nanoseconds(Self.ms)
+        #expect(learner.lead?.lead == Nanoseconds(Self.ms) && learner.lead?.provenance == .prior)
+        let p = Nanoseconds(16_666_667)
+        let target = MonotonicInstant(nanoseconds: 1_000 * Self.ms)
+        // Made with 10 ms to spare: the prior still plans (nothing was tried at it).
+        learner.record(submitted: target - Nanoseconds(10 * Self.ms), target: target, presented: target, period: p)
+        #expect(learner.lead?.lead == Nanoseconds(Self.ms) && learner.lead?.provenance == .prior)
+        // Missed with 2 ms to spare: the latch is later than assumed; the middle of 2 and 10 ms.
+        learner.record(submitted: target - Nanoseconds(2 * Self.ms), target: target, presented: target + p, period: p)
+        #expect(learner.lead?.lead == Nanoseconds(6 * Self.ms) && learner.lead?.provenance == .bracketed)
+        // Another learner: made with half a millisecond to spare, under the prior: proven.
+        var proven = SubmitDeadlineLearner()
+        proven.prior = Nanoseconds(Self.ms)
+        proven.record(submitted: target - Nanoseconds(Self.ms / 2), target: target, presented: target, period: p)
+        #expect(proven.lead?.lead == Nanoseconds(Self.ms / 2) && proven.lead?.provenance == .sufficient)
+    }
+}

@@ -43,6 +43,8 @@ final class KMSHarness: FrameSource {
     private(set) var flips = 0
     private(set) var vblankEventsQueued = 0
     private(set) var depths: [Int] = []
+    /// When each callback started (later than its event under the low-latency policy).
+    private(set) var callbackStarts: [MonotonicInstant] = []
     /// Requests the legacy KMS API would refuse (a second pending flip or event).
     private(set) var violations: [String] = []
 
@@ -156,7 +158,13 @@ final class KMSHarness: FrameSource {
         case .queueVblank:
             scheduler.idleVblankQueued()
             queueVblank()
-        case .callback: runCallback(scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now))
+        case .callback:
+            let event = scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now)
+            if let start = scheduler.plannedStart(for: event, now: now) {
+                now = start  // the shell's timer fires then
+                scheduler.callbackStarted(at: now)
+            }
+            runCallback(event)
         }
     }
 
@@ -188,6 +196,7 @@ final class KMSHarness: FrameSource {
     private func callback(_ link: DisplayLink) {
         let n = frames.count
         frames.append(link.frame)
+        callbackStarts.append(now)
         onCallback?(n, link)
         guard draws(n) || (!scheduler.isModeSet && !mayDrawNothingFirst) else { return }
         now = now + renderTime(n)
