@@ -154,7 +154,7 @@ package final class ChildProcess: Sendable {
     package var capturedErrors: String { errorFile.map(ProcessTable.text(of:)) ?? "" }
 
     /// How the child ended; nil while it runs (reaps it once it has ended).
-    package var termination: Termination? { reap(blocking: false) }
+    package var termination: Termination? { reap() }
 
     /// Whether the child (the group's leader) has not ended yet.
     package var isRunning: Bool { termination == nil }
@@ -202,15 +202,25 @@ package final class ChildProcess: Sendable {
 
     /// Reaps the child (after it was told to end) and kills what is left of its group, waiting
     /// until none of it runs: orphaned members are init's to reap, and are done once zombies. The
-    /// wait is a hang guard only: a killed process ends at once unless it is stuck in the kernel.
+    /// waits are hang guards only: a killed process ends at once unless it is stuck in the kernel,
+    /// and then its kernel stack is printed and the caller goes on (the child stays unreaped)
+    /// rather than hanging its test without a word.
     private func finish() -> Termination {
-        let termination = reap(blocking: true) ?? .signalled(SIGKILL)
+        var termination = termination
+        if termination == nil, !ChildProcess.poll(upTo: .seconds(30), until: { self.termination != nil }) {
+            print("[child \(pid)] not ended 30 s after SIGKILL: \(ProcessTable.kernelState(of: pid))")
+        }
+        termination = self.termination
         if !isFinished {
             signal(SIGKILL)
-            _ = ChildProcess.poll(upTo: .seconds(5)) { ProcessTable.liveMembers(ofGroup: pid).isEmpty }
+            if !ChildProcess.poll(upTo: .seconds(5), until: { ProcessTable.liveMembers(ofGroup: pid).isEmpty }) {
+                for member in ProcessTable.liveMembers(ofGroup: pid) {
+                    print("[child \(pid)] group member \(member) still runs: \(ProcessTable.kernelState(of: member))")
+                }
+            }
             state.withLock { $0.finished = true }
         }
-        return termination
+        return termination ?? .signalled(SIGKILL)
     }
 
     /// Checks `condition` every 10 ms until it holds or `limit` passes, blocking: `eventually` for
@@ -225,12 +235,13 @@ package final class ChildProcess: Sendable {
         return true
     }
 
-    private func reap(blocking: Bool) -> Termination? {
+    /// How the child ended, reaping it if it has; nil while it runs. Never blocks.
+    private func reap() -> Termination? {
         state.withLock { state in
             if let termination = state.termination { return termination }
             var status: Int32 = 0
             var result: pid_t
-            repeat { result = waitpid(pid, &status, blocking ? 0 : WNOHANG) } while result == -1 && errno == EINTR
+            repeat { result = waitpid(pid, &status, WNOHANG) } while result == -1 && errno == EINTR
             guard result == pid else { return nil }
             state.termination = Termination(waitStatus: status)
             return state.termination

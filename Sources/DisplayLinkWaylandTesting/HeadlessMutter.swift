@@ -10,7 +10,9 @@ import Glibc
 /// the session bus and the launcher are stopped together). In the root it runs under `chroot` in a
 /// private mount namespace (`unshare --mount`) with /proc, /dev, /sys and the runtime directory
 /// bind-mounted from outside: the mounts vanish with the process, and a client on the host
-/// connects through the runtime directory's socket. Needs root (chroot, mount).
+/// connects through the runtime directory's socket. Needs root (chroot, mount). Its window
+/// animations are off (`MUTTER_DEBUG_DISABLE_ANIMATIONS=1`), so that its stage is idle once a
+/// client's last frame is presented, rather than some 250 ms later when a map animation ends.
 public final class HeadlessMutter {
     public enum LaunchError: Error, CustomStringConvertible {
         case notInstalled(String)
@@ -131,7 +133,8 @@ public final class HeadlessMutter {
             root = path
         }
         do {
-            process = try CompositorProcessGroup(label: "mutter", root: root) { socketName in
+            process = try CompositorProcessGroup(label: "mutter", root: root, environment: ["MUTTER_DEBUG_DISABLE_ANIMATIONS=1"]) {
+                socketName in
                 ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--no-x11"]
                     + monitors.flatMap { ["--virtual-monitor", $0.argument] } + ["--wayland-display=\(socketName)"]
             }

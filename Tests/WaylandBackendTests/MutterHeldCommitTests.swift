@@ -11,18 +11,19 @@ import WaylandBackend
 @MainActor
 @Suite("Timed commits on a real mutter 50's virtual monitor", .serialized)
 struct MutterHeldCommitTests {
-    /// Draws 30 frames (past the map animation), pauses until the stage is idle, resumes, and
+    /// Draws 30 frames, pauses until the stage is idle, resumes, and
     /// waits for 30 more frames or until `stop` holds.
     func runAcrossIdleStage(_ client: PacedClient, until stop: @escaping () -> Bool) async throws -> (before: Int, flowing: Bool) {
         let started = await client.run(within: .seconds(120)) { client.presentedTimes.count >= 30 || stop() || client.swapError != nil }
         #expect(started, "frames did not start: \(client.presentedTimes.count) presented")
         if !stop() {
-            // Paused until the last frame's callback came and the map animation (about 250 ms)
-            // is over, so nothing repaints when the link resumes.
+            // Paused until the last frame's callback came and the frame was presented: with no
+            // animation (HeadlessMutter turns them off) nothing repaints when the link resumes.
             client.link?.isPaused = true
-            let answered = await eventually(within: .seconds(60)) { !client.source.hasOutstandingFrameRequest }
-            #expect(answered)
-            try await Task.sleep(for: .seconds(1))
+            let idle = await eventually(within: .seconds(60)) {
+                !client.source.hasOutstandingFrameRequest && client.source.outstandingFeedbackCount == 0
+            }
+            #expect(idle)
             client.link?.isPaused = false
         }
         let before = client.presentedTimes.count
