@@ -101,7 +101,7 @@ let package = Package(
         .target(
             name: "DisplaySurface",
             dependencies: ["DisplayLinkCore", "SurfaceBackend", "WaylandBackend", "DRMBackend", "ConsoleSeat", "OffscreenBackend",
-                           "EGLGraphics", "PNGImage",
+                           "EGLGraphics", "PNGImage", "SurfaceInput",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
