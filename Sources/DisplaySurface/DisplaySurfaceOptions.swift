@@ -89,8 +89,9 @@ extension DisplaySurface {
         /// The KMS API on DRM/KMS (`.automatic`: atomic when the driver has it, else legacy).
         public var kmsAPI: KMSAPI = .automatic
         /// When callbacks start: at the refresh (`.throughput`, the default), or as late as each
-        /// frame's deadline less the learned render time allows (`.lowLatency`). DRM/KMS with
-        /// vblank events only, for now; elsewhere callbacks start at the refresh.
+        /// frame's deadline less the learned render time allows (`.lowLatency`): on Wayland, and
+        /// on DRM/KMS with vblank events (with timer pacing and offscreen, callbacks start at the
+        /// refresh).
         public var latency: LatencyPolicy = .throughput
         /// On DRM/KMS: how the device is opened and master obtained (``SeatAccess``).
         public var seatAccess: SeatAccess = .automatic

@@ -36,7 +36,8 @@ final class WaylandSurface: DisplaySurfaceBackend {
                 window: window,
                 configuration: .init(
                     allowsCommitTiming: options.waylandCommitTiming,
-                    allowsCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors))
+                    allowsCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors,
+                    latency: options.latency))
             egl.frameSource = source  // a swap is the frame's commit
             self.connection = connection
             self.window = window
@@ -78,7 +79,8 @@ final class WaylandSurface: DisplaySurfaceBackend {
             EnvironmentEntry("gles_version", .int(Int(eglWindow.context.glesMajorVersion))),
             EnvironmentEntry("swap_with_damage", .bool(eglWindow.context.supportsSwapWithDamage)),
             EnvironmentEntry("timing_protocols", .list(frameSource.timingProtocolsInUse)),
-            EnvironmentEntry("commit_timing", .string(frameSource.commitTimingState))
+            EnvironmentEntry("commit_timing", .string(frameSource.commitTimingState)),
+            EnvironmentEntry("latency", .string(frameSource.configuration.latency.rawValue))
         ]
     }
 

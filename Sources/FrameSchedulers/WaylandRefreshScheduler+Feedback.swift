@@ -49,7 +49,12 @@ extension WaylandRefreshScheduler {
         if isPlausible(time, receivedAt: receivedAt) {
             rhythm.recordPresentation(at: time, sequence: vblank, advertisedRefresh: advertisedRefresh)
             // A presentation off the rhythm (a stall) says nothing about the depth either.
-            if rhythm.learnInterval(to: time, sequence: vblank, refreshIndex: entry.refreshIndex, stride: entry.stride) {
+            // Under low latency a frame that missed its target was started too late for the
+            // compositor's latch, which the deadline learns; it says nothing about the depth.
+            let missedUnderLowLatency = latency == .lowLatency && entry.target.map { (time - $0).value >= period.value / 2 } == true
+            if rhythm.learnInterval(to: time, sequence: vblank, refreshIndex: entry.refreshIndex, stride: entry.stride),
+                !missedUnderLowLatency
+            {
                 rhythm.learnDepth(knownAtDraw: entry.knownAtDraw, presentedAt: time, extraPeriods: entry.extraPeriods)
             }
             if let target = entry.target, let committed = entry.committed {
@@ -99,9 +104,14 @@ extension WaylandRefreshScheduler {
     }
 
     /// The frame of the latest refresh was committed at `time` (read by the shell as it commits):
-    /// its feedback then teaches the deadline. The surface has content from now on.
+    /// its feedback then teaches the deadline, and the time since its callback started the render
+    /// time. The surface has content from now on.
     public mutating func frameCommitted(at time: MonotonicInstant) {
         contentCommitted()
+        if let began = callbackBegan {
+            renderTime.record(time - began)
+            callbackBegan = nil
+        }
         let latest = nextRefreshIndex &- 1
         for index in slots.indices where slots[index].inUse && slots[index].refreshIndex == latest && slots[index].committed == nil {
             slots[index].committed = time

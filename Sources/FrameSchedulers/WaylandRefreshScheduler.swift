@@ -3,7 +3,7 @@ import DisplayLinkCore
 // This file holds the scheduler's configuration, its state and what is derived from the rhythm.
 // The rules live in extensions, one job a file: starting and stopping (+Demand), making refreshes
 // (+Refreshes), presentation feedback (+Feedback), commit targets and strides (+CommitTiming),
-// held timed commits (+HeldCommits), and stalls and failure (+Stalls).
+// held timed commits (+HeldCommits), stalls and failure (+Stalls), and low latency (+Latency).
 
 /// The decisions of a Wayland frame source, with no Wayland calls and no clock reads: events in
 /// (frame callback done, presentation feedback, watchdog firings, demand changes), refreshes and
@@ -127,6 +127,15 @@ public struct WaylandRefreshScheduler: Sendable {
     var slots: ContiguousArray<Slot>
     /// When frames must be committed: learned from the commits of the frames presented.
     public internal(set) var deadlines = SubmitDeadlineLearner()
+    /// When callbacks start (see ``plannedStart(for:now:)``). Low latency plans with the
+    /// compositor's latch ``latchPrior`` before the presentation until frames show otherwise.
+    public var latency: LatencyPolicy = .throughput {
+        didSet { deadlines.prior = latency == .lowLatency ? WaylandRefreshScheduler.latchPrior : nil }
+    }
+    /// The program's time from a callback's start to its frame's commit.
+    public internal(set) var renderTime = RenderTimeEstimator()
+    /// When the current refresh's callback started (nil once its frame is committed).
+    var callbackBegan: MonotonicInstant?
 
     // MARK: Commit timing and held timed commits (see +CommitTiming, +HeldCommits)
 

@@ -50,7 +50,7 @@ extension WaylandFrameSource {
             scheduler.linkFrameInterval = dispatcher.commonFrameInterval(refreshPeriod: scheduler.period)
         }
         guard let refresh = scheduler.eventsDispatched() else { return }
-        perform(refresh)
+        deliver(refresh)
     }
 
     /// Sends the refresh's requests, dispatches it, and commits the empty state if no target drew.
@@ -78,6 +78,7 @@ extension WaylandFrameSource {
             WaylandFrameSource.log.debug("frame callbacks resumed after a stall (refresh \(refresh.index); delta 0 under .zeroDelta)")
         }
         committedDuringDispatch = false
+        scheduler.callbackStarted(at: MonotonicInstant.now())
         dispatcher.dispatch(refresh.event)
         // A target may have destroyed the window in its callback (closing its surface).
         guard error == nil, !window.isDestroyed else { return }

@@ -138,6 +138,11 @@ public final class WaylandFrameSource: FrameSource {
     var watchdog: DispatchSourceTimer?
     /// The held-commit rule's one-shot timer (made once), and whether it is armed.
     var heldCommitTimer: DispatchSourceTimer?
+    /// Under low latency, the timer that performs a refresh at its planned start, and that refresh.
+    var delayTimer: DispatchSourceTimer?
+    var delayedRefresh: WaylandRefreshScheduler.Refresh?
+    /// Refreshes performed at a planned start later than their frame event (low latency).
+    public internal(set) var delayedRefreshCount = 0
     var isHeldCommitTimerArmed = false
     /// Whether the surface was on an output at some point (leaving every output then means hidden).
     var hasBeenOnOutput = false
@@ -174,6 +179,7 @@ public final class WaylandFrameSource: FrameSource {
                 timesCommits: timesCommits,
                 fallsBackFromHeldCommits: configuration.fallsBackFromHeldCommits),
             advertisedPeriod: advertised)
+        scheduler.latency = configuration.latency
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
         if let clock = window.connection.presentationClock {
             clockDomain = clock
@@ -188,6 +194,7 @@ public final class WaylandFrameSource: FrameSource {
         handlerIDs.error = window.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
         error = window.connection.error
         if error != nil { scheduler.connectionFailed() }
+        if configuration.latency == .lowLatency { makeDelayTimer() }
     }
 
     /// Logs what timing the source has to work with (once, when it is made).
@@ -226,6 +233,7 @@ public final class WaylandFrameSource: FrameSource {
     isolated deinit {
         stopWatchdog()
         heldCommitTimer?.cancel()
+        delayTimer?.cancel()
         destroyPendingRequests()
         // Its handlers go with it (a long-lived connection would otherwise run one more no-op
         // after every dispatch for each frame source it ever had).

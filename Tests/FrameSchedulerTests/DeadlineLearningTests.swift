@@ -176,6 +176,77 @@ struct WaylandDeadlineTests {
     }
 }
 
+@Suite("Wayland: the low-latency policy")
+struct WaylandLowLatencyTests {
+    static let period: Int64 = 16_666_667
+
+    /// A weston-like compositor: it latches what was committed `latch` before each vblank
+    /// (vblanks every ``period``), sends the frame callback of the commit it latched then, and
+    /// its presentation feedback at the vblank. The program draws for 2 ms.
+    static func run(latency: LatencyPolicy, latch: Int64 = 7 * ms, frames: Int = 40) -> SchedulerScript {
+        var script = SchedulerScript()
+        script.scheduler.latency = latency
+        script.commitAfter = 2 * ms
+        script.start(at: 0)
+        for k in 0..<frames {
+            guard let committed = script.commits.last else { break }
+            // The first vblank whose latch comes at or after the commit.
+            let vblank = (committed + latch + period - 1) / period * period
+            script.callback(at: vblank - latch)
+            script.presented(frame: UInt64(k), at: vblank)
+        }
+        return script
+    }
+
+    static func target(_ refresh: WaylandRefreshScheduler.Refresh) -> Int64 {
+        (refresh.event.targetTimestamp?.nanoseconds ?? 0) - origin
+    }
+
+    @Test(
+        """
+        weston-like (latch 7 ms before the vblank, 2 ms to draw): once the period is measured, each callback starts at its deadline \
+        (the 8 ms prior) less the budget (2 ms + 1 ms margin), 11 ms before its target, and every frame is presented at its target; \
+        under throughput each starts a period and the latch before it
+        """)
+    func startsLate() {
+        let low = Self.run(latency: .lowLatency)
+        #expect(invariantViolations(low).isEmpty)
+        // Refreshes 0 to 4 start at once: the period rests on three measured intervals from refresh 5.
+        for k in 0..<5 { #expect(low.starts[k] == low.arrivals[k], "refresh \(k)") }
+        for k in 5..<low.refreshes.count - 1 {
+            let refresh = low.refreshes[k]
+            #expect(refresh.event.deadline?.provenance == .prior, "refresh \(k)")
+            #expect(low.starts[k] == Self.target(refresh) - 11 * ms, "refresh \(k)")
+            #expect(low.presentedTimes[UInt64(k)] == Self.target(refresh), "refresh \(k)")
+        }
+        let throughput = Self.run(latency: .throughput)
+        for k in 2..<throughput.refreshes.count - 1 {
+            let refresh = throughput.refreshes[k]
+            #expect(throughput.starts[k] == Self.target(refresh) - Self.period - 7 * ms, "refresh \(k)")
+            #expect(throughput.presentedTimes[UInt64(k)] == Self.target(refresh), "refresh \(k)")
+        }
+    }
+
+    @Test(
+        """
+        a compositor that latches earlier than the prior (10 ms): the two frames planned before the first miss is known miss, then the \
+        bracket keeps every later frame on time and closes in on the latch from above
+        """)
+    func earlyLatchBrackets() {
+        let script = Self.run(latency: .lowLatency, latch: 10 * ms, frames: 60)
+        #expect(invariantViolations(script).isEmpty)
+        var late: [Int] = []
+        for k in 0..<script.refreshes.count - 1 {
+            if let presented = script.presentedTimes[UInt64(k)], presented > Self.target(script.refreshes[k]) { late.append(k) }
+        }
+        #expect(late == [5, 6])
+        let last = script.refreshes[script.refreshes.count - 2]
+        #expect(last.event.deadline?.provenance == .bracketed)
+        let lead = last.event.deadline?.lead.value ?? 0
+        #expect(lead > 10 * ms && lead < 10 * ms + ms / 10, "lead \(lead) ns")
+    }
+}
+
 @Suite("KMS: the low-latency policy")
 @MainActor
 struct KMSLowLatencyTests {

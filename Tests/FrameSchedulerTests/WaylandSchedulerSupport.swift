@@ -43,11 +43,28 @@ struct SchedulerScript {
     /// time (``WaylandRefreshScheduler/frameCommitted(at:)``); nil: told only that it was.
     var commitAfter: Int64?
 
+    /// When each refresh's callback started (its arrival, or its planned start under low
+    /// latency), when it arrived, and when its frame was committed (with ``commitAfter``).
+    var starts: [Int64] = []
+    var arrivals: [Int64] = []
+    /// When each refresh's frame was presented, by refresh index.
+    var presentedTimes: [UInt64: Int64] = [:]
+    var commits: [Int64] = []
+
     private mutating func record(_ refresh: Refresh?, at time: Int64) {
         guard let refresh else { return }
         refreshes.append(refresh)
+        let start = scheduler.plannedStart(for: refresh, now: t(time)).map { $0.nanoseconds - origin } ?? time
+        starts.append(start)
+        arrivals.append(time)
+        scheduler.callbackStarted(at: t(start))
         if draws {
-            if let commitAfter { scheduler.frameCommitted(at: t(time + commitAfter)) } else { scheduler.contentCommitted() }
+            if let commitAfter {
+                commits.append(start + commitAfter)
+                scheduler.frameCommitted(at: t(start + commitAfter))
+            } else {
+                scheduler.contentCommitted()
+            }
         }
         if let slot = refresh.feedbackSlot {
             // A slot given up by the scheduler: its old frame's feedback will never be matched.
@@ -85,6 +102,7 @@ struct SchedulerScript {
     ) {
         guard let slot = slotOfFrame.removeValue(forKey: frame) else { return }
         reported.insert(origin &+ time)
+        presentedTimes[frame] = time
         if let feedback = scheduler.presented(
             slot: slot, at: t(time), receivedAt: t(received ?? time + ms),
             sequence: sequence, advertisedRefresh: refresh)
