@@ -12,8 +12,9 @@ public struct FrameDeadline: Sendable, Hashable {
         case sufficient
         /// Between the shortest lead that made its target and the longest that missed it.
         case bracketed
-        /// The latch the source assumes (a KMS driver's, just before the vblank) and has not yet
-        /// seen a frame make or miss at: what a low-latency start plans with at first.
+        /// The latch the source assumes (a KMS driver's, just before the vblank; a compositor's
+        /// repaint, 8 ms before the presentation) and has not yet seen a frame make or miss at:
+        /// what a low-latency start plans with at first.
         case prior
 
         public var description: String { rawValue }
