@@ -11,7 +11,7 @@ import Glibc
 /// outside, so the mounts vanish with its processes and a client on the host connects through the
 /// runtime directory's socket; with a clean environment (`env -i`), in a process group of its own
 /// (the compositor, kwin's session bus and the launcher are stopped together), stopped by
-/// ``stop()`` or deinit. Needs root (chroot, mount).
+/// ``HeadlessCompositor/stop()`` or deinit. Needs root (chroot, mount).
 public final class HeadlessRootCompositor: HeadlessCompositor, @unchecked Sendable {
     /// Which compositor of the root.
     public enum Kind: String, Sendable, CaseIterable, CustomStringConvertible {

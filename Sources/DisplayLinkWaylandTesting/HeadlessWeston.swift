@@ -4,12 +4,12 @@ import Synchronization
 
 /// A private weston on its headless backend, for tests, benchmarks and `--headless` demo runs:
 /// its own runtime directory and socket, no user configuration, in a process group of its own
-/// (weston and the helper clients it starts), stopped by ``stop()`` or deinit.
+/// (weston and the helper clients it starts), stopped by ``HeadlessCompositor/stop()`` or deinit.
 ///
-/// When the process is ended by SIGINT or SIGTERM, nothing runs ``stop()``: opt in to
-/// ``stopOnTerminationSignals()`` (a program without signal handling of its own), or stop the
-/// compositor from your own handler (with `DisplaySurface`, `surface.addCloseHandler { weston.stop() }`
-/// and `DisplaySurface.installSignalHandlers()`).
+/// When the process is ended by SIGINT or SIGTERM, nothing runs ``HeadlessCompositor/stop()``:
+/// opt in to ``stopOnTerminationSignals()`` (a program without signal handling of its own), or
+/// stop the compositor from your own handler (with `DisplaySurface`,
+/// `surface.addCloseHandler { weston.stop() }` and `DisplaySurface.installSignalHandlers()`).
 public final class HeadlessWeston: HeadlessCompositor, @unchecked Sendable {
     public enum LaunchError: Error, CustomStringConvertible {
         case notInstalled
