@@ -13,7 +13,7 @@ import Glibc
 /// connects through the runtime directory's socket. Needs root (chroot, mount). Its window
 /// animations are off (`MUTTER_DEBUG_DISABLE_ANIMATIONS=1`), so that its stage is idle once a
 /// client's last frame is presented, rather than some 250 ms later when a map animation ends.
-public final class HeadlessMutter {
+public final class HeadlessMutter: HeadlessCompositor, @unchecked Sendable {
     public enum LaunchError: Error, CustomStringConvertible {
         case notInstalled(String)
         case noRoot(String)
@@ -76,18 +76,7 @@ public final class HeadlessMutter {
         try await offCallingThread { try HeadlessMutter(flavor: flavor, monitors: monitors) }
     }
 
-    /// The absolute path of the compositor's socket: pass it to `WaylandConnection(socket:)`.
-    public var socketPath: String { process.socketPath }
-    public var runtimeDirectory: String { process.runtimeDirectory }
-    public var logPath: String { process.logPath }
     public let flavor: Flavor
-    /// The process group (its leader's pid) of the launcher, the session bus and mutter (0 once
-    /// stopped).
-    public var pid: pid_t { process.pid }
-
-    /// Spawns, waits for the socket, stops and cleans up (shared with ``HeadlessWeston`` and
-    /// ``HeadlessRootCompositor``).
-    private let process: CompositorProcessGroup
 
     /// A virtual monitor of the headless compositor (`--virtual-monitor WxH` or `WxH@R`).
     public struct VirtualMonitor: Sendable, Hashable {
@@ -132,6 +121,7 @@ public final class HeadlessMutter {
             guard access("/usr/bin/unshare", X_OK) == 0 else { throw LaunchError.notInstalled("unshare (util-linux)") }
             root = path
         }
+        let process: CompositorProcessGroup
         do {
             process = try CompositorProcessGroup(label: "mutter", root: root, environment: ["MUTTER_DEBUG_DISABLE_ANIMATIONS=1"]) {
                 socketName in
@@ -143,21 +133,6 @@ public final class HeadlessMutter {
                 spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
                 noSocket: LaunchError.noSocket)
         }
+        super.init(process: process)
     }
-
-    deinit { stop() }
-
-    /// Whether the launcher is still running.
-    public var isRunning: Bool { process.isRunning }
-
-    /// Stops the process group (SIGTERM, then SIGKILL after 3 s) and removes the runtime
-    /// directory (and, in a root, its mount point there). Idempotent.
-    public func stop() { process.stop() }
-
-    /// mutter's output so far.
-    public func readLog() -> String { process.readLog() }
 }
-
-// One owner at a time (a test); Sendable so that it can be started off the calling thread
-// (``HeadlessMutter/start(flavor:monitors:)``) and handed back.
-extension HeadlessMutter: @unchecked Sendable {}

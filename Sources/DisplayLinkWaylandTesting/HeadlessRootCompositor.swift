@@ -11,8 +11,8 @@ import Glibc
 /// outside, so the mounts vanish with its processes and a client on the host connects through the
 /// runtime directory's socket; with a clean environment (`env -i`), in a process group of its own
 /// (the compositor, kwin's session bus and the launcher are stopped together), stopped by
-/// ``stop()`` or deinit. Needs root (chroot, mount).
-public final class HeadlessRootCompositor {
+/// ``HeadlessCompositor/stop()`` or deinit. Needs root (chroot, mount).
+public final class HeadlessRootCompositor: HeadlessCompositor, @unchecked Sendable {
     /// Which compositor of the root.
     public enum Kind: String, Sendable, CaseIterable, CustomStringConvertible {
         /// weston 16 on its headless backend (`--backend=headless`, one 60 Hz output).
@@ -86,15 +86,6 @@ public final class HeadlessRootCompositor {
     }
 
     public let kind: Kind
-    /// The absolute path of the compositor's socket: pass it to `WaylandConnection(socket:)`.
-    public var socketPath: String { process.socketPath }
-    public var runtimeDirectory: String { process.runtimeDirectory }
-    /// Where its standard output and error go.
-    public var logPath: String { process.logPath }
-    /// The process group (its leader's pid) of the launcher and the compositor (0 once stopped).
-    public var pid: pid_t { process.pid }
-
-    private let process: CompositorProcessGroup
 
     /// Starts the compositor with one output of `width`×`height` and waits for its socket (60 s at
     /// most, a hang guard: either starts in a second or two). `extraArguments` go after the
@@ -110,6 +101,7 @@ public final class HeadlessRootCompositor {
             throw LaunchError.noRoot(failure.description)
         }
         guard access("/usr/bin/unshare", X_OK) == 0 else { throw LaunchError.notInstalled("unshare (util-linux)") }
+        let process: CompositorProcessGroup
         do {
             process = try CompositorProcessGroup(label: kind.label, root: root) { socketName in
                 kind.command(socketName: socketName, width: width, height: height) + extraArguments
@@ -120,6 +112,7 @@ public final class HeadlessRootCompositor {
                 exitedEarly: { LaunchError.exitedEarly(kind, status: $0, log: $1) },
                 noSocket: { LaunchError.noSocket(kind, log: $0) })
         }
+        super.init(process: process)
     }
 
     /// Starts the compositor as ``init(_:width:height:extraArguments:)`` does, waiting for its
@@ -134,20 +127,4 @@ public final class HeadlessRootCompositor {
             try HeadlessRootCompositor(kind, width: width, height: height, extraArguments: extraArguments)
         }
     }
-
-    deinit { stop() }
-
-    /// Whether the launcher (the group's leader) is still running.
-    public var isRunning: Bool { process.isRunning }
-
-    /// Stops the process group (SIGTERM, then SIGKILL after 3 s) and removes the runtime directory
-    /// (and its mount point in the root). Idempotent.
-    public func stop() { process.stop() }
-
-    /// The compositor's output so far.
-    public func readLog() -> String { process.readLog() }
 }
-
-// One owner at a time (a test); Sendable so that it can be started off the calling thread
-// (``HeadlessRootCompositor/start(_:width:height:extraArguments:)``) and handed back.
-extension HeadlessRootCompositor: @unchecked Sendable {}

@@ -4,13 +4,13 @@ import Synchronization
 
 /// A private weston on its headless backend, for tests, benchmarks and `--headless` demo runs:
 /// its own runtime directory and socket, no user configuration, in a process group of its own
-/// (weston and the helper clients it starts), stopped by ``stop()`` or deinit.
+/// (weston and the helper clients it starts), stopped by ``HeadlessCompositor/stop()`` or deinit.
 ///
-/// When the process is ended by SIGINT or SIGTERM, nothing runs ``stop()``: opt in to
-/// ``stopOnTerminationSignals()`` (a program without signal handling of its own), or stop the
-/// compositor from your own handler (with `DisplaySurface`, `surface.addCloseHandler { weston.stop() }`
-/// and `DisplaySurface.installSignalHandlers()`).
-public final class HeadlessWeston {
+/// When the process is ended by SIGINT or SIGTERM, nothing runs ``HeadlessCompositor/stop()``:
+/// opt in to ``stopOnTerminationSignals()`` (a program without signal handling of its own), or
+/// stop the compositor from your own handler (with `DisplaySurface`,
+/// `surface.addCloseHandler { weston.stop() }` and `DisplaySurface.installSignalHandlers()`).
+public final class HeadlessWeston: HeadlessCompositor, @unchecked Sendable {
     public enum LaunchError: Error, CustomStringConvertible {
         case notInstalled
         case spawnFailed(Int32)
@@ -27,23 +27,12 @@ public final class HeadlessWeston {
         }
     }
 
-    /// The absolute path of the compositor's socket: pass it to `WaylandConnection(socket:)`.
-    public var socketPath: String { process.socketPath }
-    public var runtimeDirectory: String { process.runtimeDirectory }
-    /// weston's log (its standard output and error).
-    public var logPath: String { process.logPath }
-    /// weston's pid, which is also its process group's (0 once stopped).
-    public var pid: pid_t { process.pid }
-
-    /// Spawns, waits for the socket, stops and cleans up (shared with ``HeadlessMutter`` and
-    /// ``HeadlessRootCompositor``).
-    private let process: CompositorProcessGroup
-
     /// Starts weston (`--backend=headless-backend.so --use-pixman --idle-time=0`) and waits for
     /// its socket (60 s at most, a hang guard: weston starts in well under a second).
     public init(width: Int = 640, height: Int = 480, extraArguments: [String] = []) throws {
         guard access("/usr/bin/weston", X_OK) == 0 else { throw LaunchError.notInstalled }
         let language = getenv("LANG").map { ["LANG=" + String(cString: $0)] } ?? []
+        let process: CompositorProcessGroup
         do {
             // The socket's name carries this process's pid: a test finds the weston a child
             // started by it.
@@ -61,22 +50,11 @@ public final class HeadlessWeston {
                 spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
                 noSocket: LaunchError.noSocket)
         }
+        super.init(process: process)
     }
-
-    deinit { stop() }
-
-    /// Whether the process is still running.
-    public var isRunning: Bool { process.isRunning }
 
     /// Kills weston at once (SIGKILL), as a crash would.
     public func kill() { process.kill() }
-
-    /// Stops weston (SIGTERM, then SIGKILL after 3 s) and removes its directory. Idempotent.
-    /// A weston stopped by SIGSTOP is continued first, so it handles the SIGTERM at once.
-    public func stop() { process.stop() }
-
-    /// weston's log so far.
-    public func readLog() -> String { process.readLog() }
 
     // MARK: Stopping on termination signals
 
@@ -151,10 +129,6 @@ final class RunningCompositors: @unchecked Sendable {
         }
     }
 }
-
-// One owner at a time (a test, a benchmark); Sendable so that it can be started off the calling
-// thread (``HeadlessWeston/start(width:height:extraArguments:)``) and handed back.
-extension HeadlessWeston: @unchecked Sendable {}
 
 extension HeadlessWeston {
     /// Starts weston as ``init(width:height:extraArguments:)`` does, waiting for its socket on

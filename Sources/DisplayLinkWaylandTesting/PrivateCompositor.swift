@@ -22,6 +22,4 @@ extension PrivateCompositor {
     }
 }
 
-extension HeadlessWeston: PrivateCompositor {}
-extension HeadlessMutter: PrivateCompositor {}
-extension HeadlessRootCompositor: PrivateCompositor {}
+extension HeadlessCompositor: PrivateCompositor {}

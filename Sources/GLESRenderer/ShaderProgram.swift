@@ -30,13 +30,7 @@ struct ShaderProgram {
         glLinkProgram(program)
         glDeleteShader(vs)
         glDeleteShader(fs)
-        var ok: GLint = 0
-        glGetProgramiv(program, GLenum(GL_LINK_STATUS), &ok)
-        guard ok != 0 else {
-            let log = ShaderProgram.log(program, isProgram: true)
-            glDeleteProgram(program)
-            throw GLError(message: "shader link failed: \(log)")
-        }
+        try ShaderProgram.checkStatus(program, isProgram: true)
         viewport = glGetUniformLocation(program, "u_viewport")
         depth = glGetUniformLocation(program, "u_depth")
     }
@@ -59,14 +53,23 @@ struct ShaderProgram {
             glShaderSource(shader, 1, &p, nil)
         }
         glCompileShader(shader)
-        var ok: GLint = 0
-        glGetShaderiv(shader, GLenum(GL_COMPILE_STATUS), &ok)
-        guard ok != 0 else {
-            let log = ShaderProgram.log(shader, isProgram: false)
-            glDeleteShader(shader)
-            throw GLError(message: "shader compile failed: \(log)")
-        }
+        try ShaderProgram.checkStatus(shader, isProgram: false)
         return shader
+    }
+
+    /// Throws the object's log, after deleting it, when its link (a program) or compile (a
+    /// shader) failed.
+    private static func checkStatus(_ object: GLuint, isProgram: Bool) throws(GLError) {
+        var ok: GLint = 0
+        if isProgram {
+            glGetProgramiv(object, GLenum(GL_LINK_STATUS), &ok)
+        } else {
+            glGetShaderiv(object, GLenum(GL_COMPILE_STATUS), &ok)
+        }
+        guard ok == 0 else { return }
+        let log = ShaderProgram.log(object, isProgram: isProgram)
+        if isProgram { glDeleteProgram(object) } else { glDeleteShader(object) }
+        throw GLError(message: "shader \(isProgram ? "link" : "compile") failed: \(log)")
     }
 
     private static func log(_ object: GLuint, isProgram: Bool) -> String {
@@ -134,17 +137,29 @@ enum Shaders {
         }
     }
 
-    static func rectVertex(_ dialect: Dialect) -> String {
+    /// The inputs of an instanced rectangle (a corner of the unit quad, the rectangle in pixels,
+    /// its colour) and `corner_position`, that corner in pixels: what the rectangle, opaque and
+    /// glyph vertex shaders start from, after ``vertexHeader(_:)``.
+    static func rectInstanceHeader(_ dialect: Dialect) -> String {
         vertexHeader(dialect) + """
             IN vec2 a_corner;
             IN vec4 a_rect;
             IN vec4 a_color;
+            vec2 corner_position() {
+                return a_rect.xy + a_corner * a_rect.zw;
+            }
+
+            """
+    }
+
+    static func rectVertex(_ dialect: Dialect) -> String {
+        rectInstanceHeader(dialect) + """
             IN float a_radius;
             OUT vec2 v_local;
             FLAT_OUT vec4 v_color;
             FLAT_OUT vec3 v_shape;  // xy: half size less the corner radius, z: corner radius
             void main() {
-                vec2 p = a_rect.xy + a_corner * a_rect.zw;
+                vec2 p = corner_position();
                 vec2 half_size = a_rect.zw * 0.5;
                 float r = min(a_radius, min(half_size.x, half_size.y));
                 v_local = p - (a_rect.xy + half_size);
@@ -159,13 +174,10 @@ enum Shaders {
     /// out by the renderer), one flat colour, no blending. `a_rect`: the inside, `a_color`: rgb
     /// and the rectangle's index in its layer.
     static func opaqueVertex(_ dialect: Dialect) -> String {
-        vertexHeader(dialect) + """
-            IN vec2 a_corner;
-            IN vec4 a_rect;
-            IN vec4 a_color;
+        rectInstanceHeader(dialect) + """
             FLAT_OUT vec4 v_color;
             void main() {
-                vec2 p = a_rect.xy + a_corner * a_rect.zw;
+                vec2 p = corner_position();
                 v_color = vec4(a_color.rgb, 1.0);
                 gl_Position = clip_position(p, instance_depth(a_color.a));
             }
@@ -221,16 +233,13 @@ enum Shaders {
     }
 
     static func glyphVertex(_ dialect: Dialect) -> String {
-        vertexHeader(dialect) + """
-            IN vec2 a_corner;
-            IN vec4 a_rect;
-            IN vec4 a_color;
+        rectInstanceHeader(dialect) + """
             IN vec4 a_uv;
             uniform vec2 u_atlas_size;
             OUT vec2 v_uv;
             FLAT_OUT vec4 v_color;
             void main() {
-                vec2 p = a_rect.xy + a_corner * a_rect.zw;
+                vec2 p = corner_position();
                 v_uv = (a_uv.xy + a_corner * a_uv.zw) / u_atlas_size;
                 v_color = a_color;
                 gl_Position = clip_position(p, instance_depth(INSTANCE_INDEX));

@@ -5,7 +5,24 @@ import Scenes
 
 extension EasingCurve: ExpressibleByArgument {}
 
-struct BounceCommand: ParsableCommand {
+/// A subcommand that runs one scene: it says how to make its scene once the renderer and the
+/// surface's size are known, and runs as every scene runs (``DemoRunner/launch(options:makeScene:)``).
+protocol SceneCommand: ParsableCommand, Sendable {
+    var options: RunOptions { get }
+    @MainActor func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene
+}
+
+extension SceneCommand {
+    func run() throws {
+        MainActor.assumeIsolated {
+            DemoRunner.launch(options: options) { renderer, width, height in
+                makeScene(renderer: renderer, width: width, height: height)
+            }
+        }
+    }
+}
+
+struct BounceCommand: SceneCommand {
     static let configuration = CommandConfiguration(
         commandName: "bounce",
         abstract: "Moving views: many small views moved by velocity and acceleration × deltaTime, recycled when done."
@@ -18,17 +35,12 @@ struct BounceCommand: ParsableCommand {
         guard (1...200_000).contains(views) else { throw ValidationError("--views must be 1…200000, got \(views)") }
     }
 
-    func run() throws {
-        let options = self.options, views = self.views
-        MainActor.assumeIsolated {
-            DemoRunner.launch(options: options) { renderer, width, height in
-                BounceScene(renderer: renderer, views: views, width: width, height: height, seed: options.seed)
-            }
-        }
+    func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene {
+        BounceScene(renderer: renderer, views: views, width: width, height: height, seed: options.seed)
     }
 }
 
-struct ScrollCommand: ParsableCommand {
+struct ScrollCommand: SceneCommand {
     static let configuration = CommandConfiguration(
         commandName: "scroll",
         abstract: "An eased scroll through a long list; every row passing through the viewport is drawn. Enter scrolls back."
@@ -49,31 +61,20 @@ struct ScrollCommand: ParsableCommand {
         guard delay.isFinite, delay >= 0, delay <= 3600 else { throw ValidationError("--delay must be 0…3600 s") }
     }
 
-    func run() throws {
-        let options = self.options, rows = self.rows, duration = self.duration, curve = self.curve, delay = self.delay
-        MainActor.assumeIsolated {
-            DemoRunner.launch(options: options) { renderer, width, height in
-                ScrollScene(
-                    renderer: renderer, rows: rows, width: width, height: height, duration: duration,
-                    curve: curve, delay: delay)
-            }
-        }
+    func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene {
+        ScrollScene(
+            renderer: renderer, rows: rows, width: width, height: height, duration: duration, curve: curve, delay: delay)
     }
 }
 
-struct QuadCommand: ParsableCommand {
+struct QuadCommand: SceneCommand {
     static let configuration = CommandConfiguration(
         commandName: "quad",
         abstract: "One square moving by deltaTime: the smallest client."
     )
     @OptionGroup var options: RunOptions
 
-    func run() throws {
-        let options = self.options
-        MainActor.assumeIsolated {
-            DemoRunner.launch(options: options) { renderer, width, height in
-                QuadScene(renderer: renderer, width: width, height: height)
-            }
-        }
+    func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene {
+        QuadScene(renderer: renderer, width: width, height: height)
     }
 }
