@@ -83,8 +83,8 @@ struct UdevEntry: Sendable, Hashable {
 
     /// The entry's path for a character device number (glibc's `dev_t` encoding).
     static func path(device: UInt64) -> String {
-        let major = (device >> 8) & 0xfff | (device >> 32) & ~0xfff
-        let minor = device & 0xff | (device >> 12) & ~0xff
+        let major = UInt32(truncatingIfNeeded: device >> 8) & 0xfff | UInt32(truncatingIfNeeded: device >> 32) & ~0xfff
+        let minor = UInt32(truncatingIfNeeded: device) & 0xff | UInt32(truncatingIfNeeded: device >> 12) & ~0xff
         return "\(directory)/c\(major):\(minor)"
     }
 

@@ -36,7 +36,10 @@ extension SeatInput {
             let wheel = type == LIBINPUT_EVENT_POINTER_SCROLL_WHEEL
             func axis(_ axis: libinput_pointer_axis) -> (points: Double, v120: Double?)? {
                 guard libinput_event_pointer_has_axis(event, axis) != 0 else { return nil }
-                return (libinput_event_pointer_get_scroll_value(event, axis), wheel ? libinput_event_pointer_get_scroll_value_v120(event, axis) : nil)
+                return (
+                    libinput_event_pointer_get_scroll_value(event, axis),
+                    wheel ? libinput_event_pointer_get_scroll_value_v120(event, axis) : nil
+                )
             }
             pointerTouch.scrolled(
                 vertical: axis(LIBINPUT_POINTER_AXIS_SCROLL_VERTICAL), horizontal: axis(LIBINPUT_POINTER_AXIS_SCROLL_HORIZONTAL),
