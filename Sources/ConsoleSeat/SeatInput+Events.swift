@@ -5,14 +5,22 @@ internal import CInput
 extension SeatInput {
     /// Reads one libinput event; what it makes goes to ``pending``.
     func handle(_ event: OpaquePointer) {
+        // libinput numbers its event types by kind (keyboard 3xx, pointer 4xx, touch 5xx) and
+        // logs a client bug when asked for the wrong kind of event.
         let type = libinput_event_get_type(event)
-        if type == LIBINPUT_EVENT_KEYBOARD_KEY, let key = libinput_event_get_keyboard_event(event) {
+        switch type.rawValue {
+        case LIBINPUT_EVENT_KEYBOARD_KEY.rawValue:
+            guard let key = libinput_event_get_keyboard_event(event) else { return }
             let pressed = libinput_event_keyboard_get_key_state(key) == LIBINPUT_KEY_STATE_PRESSED
             keyChanged(libinput_event_keyboard_get_key(key), isPressed: pressed, microseconds: libinput_event_keyboard_get_time_usec(key))
-        } else if let pointer = libinput_event_get_pointer_event(event) {
+        case LIBINPUT_EVENT_POINTER_MOTION.rawValue..<LIBINPUT_EVENT_TOUCH_DOWN.rawValue:
+            guard let pointer = libinput_event_get_pointer_event(event) else { return }
             handlePointer(type, pointer)
-        } else if let touch = libinput_event_get_touch_event(event) {
+        case LIBINPUT_EVENT_TOUCH_DOWN.rawValue...LIBINPUT_EVENT_TOUCH_FRAME.rawValue:
+            guard let touch = libinput_event_get_touch_event(event) else { return }
             handleTouch(type, touch)
+        default:
+            break  // devices added and removed, gestures, tablets, switches
         }
     }
 

@@ -13,7 +13,9 @@ internal import CInput
 /// ``TerminalKeyboard`` (the terminal in raw mode) stays for interactive use.
 ///
 /// - Events arrive as ``InputEvent``s (``onInput``), each with libinput's time (the kernel's, on
-///   `CLOCK_MONOTONIC`, ``InputTime/Source/precise``), in the order they happened.
+///   `CLOCK_MONOTONIC`, ``InputTime/Source/precise``), in the order libinput gives them: the
+///   order they happened, except that libinput debounces buttons, so a button's release can
+///   come after a later motion or scroll, with its own earlier time.
 /// - Pointer positions are in the output's points (``setOutputSize(width:height:)``): relative
 ///   motion moves a pointer kept here (``SeatPointerTouch``), absolute devices and touchscreens
 ///   are scaled to the output.
