@@ -59,7 +59,8 @@ public final class DisplaySurface: FrameSource {
     public private(set) var error: DisplaySurfaceError?
     public private(set) var isClosed = false
 
-    /// Called on the main actor with each key press (XKB keysyms on both backends).
+    /// Called on the main actor with each key press (XKB keysyms on both backends; on DRM/KMS
+    /// through libinput, each repeat of a key held too).
     public var onKey: ((KeyEvent) -> Void)?
     /// Called on the main actor with each input event, in order: pointer, touch, keys (press,
     /// release, repeat, with modifiers and text), keyboard focus. Positions are in points; each
