@@ -68,7 +68,8 @@ let package = Package(
         // keys (libinput through the seat, or the terminal on standard input).
         .target(
             name: "ConsoleSeat",
-            dependencies: ["KernelCall", "CSeat", "CInput", "CXKBCommon", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["DisplayLinkCore", "SurfaceInput", "KernelCall", "CSeat", "CInput", "CXKBCommon",
+                           .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
@@ -92,7 +93,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // What DisplaySurface needs of a backend (one protocol; imports no C module itself).
-        .target(name: "SurfaceBackend", dependencies: ["DisplayLinkCore", "EGLGraphics"], swiftSettings: strict),
+        .target(name: "SurfaceBackend", dependencies: ["DisplayLinkCore", "EGLGraphics", "SurfaceInput"], swiftSettings: strict),
         // A pbuffer on Mesa's surfaceless EGL platform, refreshed on virtual time.
         .target(name: "OffscreenBackend", dependencies: ["DisplayLinkCore", "EGLGraphics", "SurfaceBackend"], swiftSettings: strict),
         // A private headless weston for tests, benchmarks and the demo's --headless.

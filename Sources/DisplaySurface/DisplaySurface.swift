@@ -59,8 +59,14 @@ public final class DisplaySurface: FrameSource {
     public private(set) var error: DisplaySurfaceError?
     public private(set) var isClosed = false
 
-    /// Called on the main actor with each key press (XKB keysyms on both backends).
+    /// Called on the main actor with each key press (XKB keysyms on both backends; on DRM/KMS
+    /// through libinput, each repeat of a key held too).
     public var onKey: ((KeyEvent) -> Void)?
+    /// Called on the main actor with each input event, in order: pointer, touch, keys (press,
+    /// release, repeat, with modifiers and text), keyboard focus. Positions are in points; each
+    /// event's time is on the link's clock. On DRM/KMS from the seat's devices through libinput
+    /// (``Options/readsConsoleKeys``); a terminal's keys give no input events.
+    public var onInput: ((InputEvent) -> Void)?
     /// Called once, on the main actor, when the display fails while running (the compositor went
     /// away, a flip failed). The links are invalidated.
     public var onError: ((DisplaySurfaceError) -> Void)?
@@ -96,7 +102,8 @@ public final class DisplaySurface: FrameSource {
             failed: { [weak self] failure in self?.fail(DisplaySurfaceError(failure)) },
             key: { [weak self] sym in self?.onKey?(KeyEvent(symbol: KeySymbol(rawValue: sym))) },
             resized: { [weak self] w, h in self?.resized(width: w, height: h) },
-            closeRequested: { [weak self] in self?.onCloseRequest?() })
+            closeRequested: { [weak self] in self?.onCloseRequest?() },
+            input: { [weak self] event in self?.onInput?(event) })
         DisplaySurface.log.debug("\(backend.rawValue): \(environment.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         DisplaySurface.openSurfaces.append(WeakSurface(self))
         DisplaySurface.surfacesGeneration += 1

@@ -70,9 +70,11 @@ extension DisplaySurface {
         public var waylandSocket: String?
         /// On DRM/KMS, read keys and report them through ``DisplaySurface/onKey``: from the
         /// controlling terminal (put in raw mode while the surface is open), or without one (a
-        /// systemd unit) from the console's keyboards through the seat (libinput, which needs udev
-        /// to have seen the devices). When neither can be read, the surface opens all the same and
-        /// logs one warning (`displaylink.surface`); `false` reads no keys and logs nothing.
+        /// systemd unit) from the console's keyboards, pointers and touchscreens through the seat
+        /// (libinput, which needs udev's database entry for each device), whose input also goes
+        /// to ``DisplaySurface/onInput``. When neither can be read, the surface opens all the same
+        /// and logs one warning (`displaylink.surface`) saying what was found for each device;
+        /// `false` reads no input and logs nothing.
         public var readsConsoleKeys: Bool
         /// Open fullscreen (Wayland: asked of the compositor before the window is first committed,
         /// so the first frame can already have the output's size; ``width``/``height`` remain the

@@ -6,7 +6,8 @@ import EGLGraphics
 import SurfaceBackend
 
 /// The DRM/KMS backend of a ``DisplaySurface``: a KMS output paced by its page flips, with the
-/// console's keys (the terminal on standard input, or the seat's keyboards through libinput).
+/// console's keys (the terminal on standard input), or the seat's keyboards, pointers and
+/// touchscreens through libinput, positions in the output's points (its pixels: scale 1).
 @MainActor
 final class KMSSurface: DisplaySurfaceBackend {
     let dispatcher: RefreshDispatcher
@@ -52,21 +53,23 @@ final class KMSSurface: DisplaySurfaceBackend {
             return
         }
         do {
-            let input = try SeatInput(session: session)
+            let input = try SeatInput(session: session, width: Double(width), height: Double(height))
             input.onKey = { [weak self] sym in self?.events.key?(sym) }
+            input.onInput = { [weak self] event in self?.events.input?(event) }
             consoleInput = input
             DisplaySurface.log.debug(
                 """
                 keys: no terminal on standard input; the console's keyboards through libinput \
-                (\(input.keyboards.joined(separator: ", ")))
+                (\(input.keyboards.joined(separator: ", "))); pointers (\(input.pointers.joined(separator: ", "))); \
+                touchscreens (\(input.touchscreens.joined(separator: ", ")))
                 """)
         } catch {
-            // A warning, not a debug line: the program asked for keys (the default) and gets none,
-            // and libinput's own message (e.g. "udev device never initialized") does not say why.
+            // A warning, not a debug line: the program asked for keys (the default) and gets none;
+            // the error says what was found for each device (e.g. no udev database entry).
             DisplaySurface.log.warning(
                 """
-                keys: no terminal on standard input and the console's keyboards cannot be read, so onKey \
-                gets no keys (\(error)); set DisplaySurface.Options.readsConsoleKeys = false if none are needed
+                keys: no terminal on standard input and the console's input devices cannot be read, so onKey \
+                and onInput get nothing (\(error)); set DisplaySurface.Options.readsConsoleKeys = false if none are needed
                 """)
         }
     }

@@ -1,5 +1,6 @@
 import DisplayLinkCore
 import EGLGraphics
+import SurfaceInput
 
 /// What a `DisplaySurface` needs of a backend: a place to draw with a GLES context that is also
 /// the `FrameSource` (module `DisplayLinkCore`) of the links on it.
@@ -69,8 +70,10 @@ extension DisplaySurfaceBackend {
 public struct SurfaceBackendEvents {
     /// The display failed while running (the compositor went away, a flip failed).
     public var failed: (@MainActor (SurfaceBackendError) -> Void)?
-    /// A key was pressed: its XKB keysym (`xkb_keysym_t`).
+    /// A key was pressed (or repeats): its XKB keysym (`xkb_keysym_t`).
     public var key: (@MainActor (UInt32) -> Void)?
+    /// Input on the surface: pointer, touch, keys, focus (positions in points).
+    public var input: (@MainActor (InputEvent) -> Void)?
     /// The drawing size changed to this width and height (pixels); the next frame has it.
     public var resized: (@MainActor (Int32, Int32) -> Void)?
     /// The user asked to close the window.
@@ -79,10 +82,12 @@ public struct SurfaceBackendEvents {
     /// Events that go nowhere until set.
     public init(
         failed: (@MainActor (SurfaceBackendError) -> Void)? = nil, key: (@MainActor (UInt32) -> Void)? = nil,
-        resized: (@MainActor (Int32, Int32) -> Void)? = nil, closeRequested: (@MainActor () -> Void)? = nil
+        resized: (@MainActor (Int32, Int32) -> Void)? = nil, closeRequested: (@MainActor () -> Void)? = nil,
+        input: (@MainActor (InputEvent) -> Void)? = nil
     ) {
         self.failed = failed
         self.key = key
+        self.input = input
         self.resized = resized
         self.closeRequested = closeRequested
     }
