@@ -39,7 +39,8 @@ extension Renderer {
     /// Face `face`'s metrics in points.
     public func metrics(face: Int) -> FaceMetrics {
         let f = atlas.faces[face]
-        return FaceMetrics(ascender: Float(f.ascender) / scale, descender: Float(f.descender) / scale, lineHeight: Float(f.lineHeight) / scale)
+        return FaceMetrics(
+            ascender: Float(f.ascender) / scale, descender: Float(f.descender) / scale, lineHeight: Float(f.lineHeight) / scale)
     }
 
     /// The advance width of `text` in face `face`, in points.
