@@ -37,17 +37,36 @@ extension WaylandWindow {
         viewport = nil
         for (output, id) in outputScaleHandlerIDs { output.removeScaleChangeHandler(id) }
         outputScaleHandlerIDs.removeAll()
+        if let scaleDispatchHandlerID { connection.removeAfterDispatchHandler(scaleDispatchHandlerID) }
+        scaleDispatchHandlerID = nil
     }
 
-    /// Decides the scale from what the compositor said last; reports a change.
+    /// Notes that what the scale rests on changed; the scale is decided after the batch of events
+    /// (``decideScale()``), so an output's scale and a fractional scale that come together make one change.
     func updateScale() {
-        guard !isDestroyed else { return }
+        scaleDecisionPending = true
+    }
+
+    /// Follows the scale from now on: decides it after every batch of events that changed what
+    /// it rests on (and now, for what came while the window was being configured).
+    func startDecidingScale() {
+        scaleDispatchHandlerID = connection.addAfterDispatchHandler { [weak self] in self?.decideScale() }
+        decideScale()
+    }
+
+    /// Decides the scale from what the compositor said last, when that changed; reports a change of
+    /// factor or presentation.
+    func decideScale() {
+        guard scaleDecisionPending, !isDestroyed else { return }
+        scaleDecisionPending = false
         let decided = SurfaceScale.wayland(
             fractional120: fractional120, hasViewporter: viewport != nil, preferredBufferScale: nil,
             outputScales: outputs.map(\.scale))
-        guard decided != scale else { return }
+        // A new source of the same scale (the compositor's fractional 120/120 after the outputs'
+        // 1) is no change: the buffers stay as they are.
+        let changed = decided.factor != scale.factor || decided.presentation != scale.presentation
         scale = decided
-        onScaleChange?(decided)
+        if changed { onScaleChange?(decided) }
     }
 
     /// Sets what the next commit needs to show a buffer at ``scale``: the buffer scale, or the

@@ -42,6 +42,8 @@ public final class WaylandWindow {
     var appliedBufferScale: Int32 = 1
     var appliedDestination: (Int32, Int32)?
     var outputScaleHandlerIDs: [(output: WaylandOutput, id: Int)] = []
+    var scaleDecisionPending = false
+    var scaleDispatchHandlerID: Int?
 
     let surface: OpaquePointer
     private let xdgSurface: OpaquePointer
@@ -126,6 +128,7 @@ public final class WaylandWindow {
             destroy()
             throw .notConfigured
         }
+        startDecidingScale()
     }
 
     isolated deinit {

@@ -23,7 +23,7 @@ final class ScaledTextClient {
     /// The scales ``DisplaySurface/onScaleChange`` reported, with how many frames were drawn before.
     var scaleChanges: [(scale: Double, framesBefore: Int)] = []
     var failure: Error?
-    /// Where the first frame drawn at scale 2 is written, and its pixels.
+    /// Where the first frame drawn at a scale other than 1 is written, and its pixels.
     let screenshotPath: String
     var scaledPixels: [UInt8]?
 
@@ -54,7 +54,7 @@ final class ScaledTextClient {
             renderer.addText(layer, Array("DisplayLink HiDPI".utf8), x: 10, baseline: 70, face: 1, color: RGBA(0.7, 0.9, 1))
             renderer.endFrame()
             frames.append(Frame(pixels: surface.pixelSize, scale: surface.scale))
-            if surface.scale == 2 && scaledPixels == nil {
+            if surface.scale != 1 && scaledPixels == nil {
                 scaledPixels = try surface.readPixels()
                 try surface.screenshot(to: screenshotPath)
             }
@@ -75,48 +75,85 @@ struct ScaleSurfaceTests {
     func westonScaleTwo() async throws {
         let weston = try await HeadlessWeston.start(extraArguments: ["--scale=2"])
         defer { weston.stop() }
-        try await runScaleTwo(socket: weston.socketPath, screenshot: "/tmp/scale2.png")
+        try await runScaled(
+            socket: weston.socketPath, expected: .init(scale: 2, source: "outputs", pixels: (400, 300)), screenshot: "/tmp/scale2.png")
     }
 
     @Test("weston 16 (Debian forky root) --scale=2: the same")
     func weston16ScaleTwo() async throws {
         let weston = try await HeadlessRootCompositor.start(.weston16, extraArguments: ["--scale=2"])
         defer { weston.stop() }
-        try await runScaleTwo(socket: weston.socketPath, screenshot: "/tmp/scale2-weston16.png")
+        try await runScaled(
+            socket: weston.socketPath, expected: .init(scale: 2, source: "outputs", pixels: (400, 300)),
+            screenshot: "/tmp/scale2-weston16.png")
     }
 
-    private func runScaleTwo(socket: String, screenshot: String) async throws {
+    /// kwin 6.7 (Debian forky root) offers wp_fractional_scale_v1 and wp_viewporter; its virtual
+    /// backend keeps scale 1 (`--scale` does not change it), so this checks the fractional path at
+    /// 1: the surface takes preferred_scale 120 as its scale's source and reports no change.
+    @Test("kwin 6.7: the fractional scale 120/120 is followed without a change: scale 1, no callback, buffers of the size in points")
+    func kwinFractionalOne() async throws {
+        let kwin = try await HeadlessRootCompositor.start(.kwin67)
+        defer { kwin.stop() }
+        let surface = try DisplaySurface(
+            options: .init(
+                title: "scale test", appID: "org.displaylink.test", width: 200, height: 150, backend: .wayland,
+                waylandSocket: kwin.socketPath))
+        defer { surface.close() }
+        let client = try ScaledTextClient(surface, screenshotPath: "/tmp/scale-kwin.png")
+        client.start()
+        #expect(await eventually { surface.environment.first { $0.key == "scale" }?.value == .string("1.0 (fractional_scale)") })
+        #expect(await eventually { client.frames.count >= 10 || client.failure != nil })
+        #expect(client.failure == nil, "\(String(describing: client.failure))")
+        client.link?.invalidate()
+        #expect(client.scaleChanges.isEmpty)
+        #expect(surface.scale == 1 && surface.pixelSize == (200, 150) && surface.pointSize == (200, 150))
+        #expect(client.frames.allSatisfy { $0 == .init(pixels: (200, 150), scale: 1) })
+    }
+
+    struct Expected: Sendable, CustomTestStringConvertible {
+        var scale: Double
+        var source: String
+        var pixels: (width: Int32, height: Int32)
+        var testDescription: String { "scale \(scale)" }
+    }
+
+    private func runScaled(socket: String, expected: Expected, screenshot: String) async throws {
         let surface = try DisplaySurface(
             options: .init(
                 title: "scale test", appID: "org.displaylink.test", width: 200, height: 150, backend: .wayland, waylandSocket: socket))
         defer { surface.close() }
         let client = try ScaledTextClient(surface, screenshotPath: screenshot)
         client.start()
-        #expect(await eventually { client.frames.filter { $0.scale == 2 }.count >= 5 || client.failure != nil })
+        #expect(await eventually { client.frames.filter { $0.scale == expected.scale }.count >= 5 || client.failure != nil })
         #expect(client.failure == nil, "\(String(describing: client.failure))")
         client.link?.invalidate()
 
-        #expect(surface.scale == 2)
+        #expect(surface.scale == expected.scale)
         #expect(surface.pointSize == (200, 150))
-        #expect(surface.pixelSize == (400, 300))
-        #expect(client.scaleChanges.map(\.scale) == [2], "one scale change")
-        // Every frame before the change at 200×150 scale 1, every one from the next at 400×300 scale 2.
+        #expect(surface.pixelSize == expected.pixels)
+        #expect(client.scaleChanges.map(\.scale) == [expected.scale], "one scale change")
+        // Every frame before the change at 200×150 scale 1, every one from the next at the new size and scale.
         let changedAt = try #require(client.scaleChanges.first?.framesBefore)
         #expect(client.frames[..<changedAt].allSatisfy { $0 == .init(pixels: (200, 150), scale: 1) })
-        #expect(client.frames[changedAt...].allSatisfy { $0 == .init(pixels: (400, 300), scale: 2) })
-        #expect(surface.environment.first { $0.key == "scale" }?.value == .string("2.0 (outputs)"))
+        #expect(client.frames[changedAt...].allSatisfy { $0 == .init(pixels: expected.pixels, scale: expected.scale) })
+        #expect(surface.environment.first { $0.key == "scale" }?.value == .string("\(expected.scale) (\(expected.source))"))
 
-        // The square at (10, 10) points, 20 points wide, covers pixels 20…59.
+        // The square at (10, 10) points, 20 points wide: pixels 10 × scale up to 30 × scale.
         let pixels = try #require(client.scaledPixels)
-        #expect(pixels.count == 400 * 300 * 4)
-        func rgba(_ x: Int, _ y: Int) -> [UInt8] { Array(pixels[(y * 400 + x) * 4..<(y * 400 + x) * 4 + 4]) }
-        #expect(rgba(20, 20) == [255, 0, 0, 255])
-        #expect(rgba(59, 59) == [255, 0, 0, 255])
-        #expect(rgba(19, 40) != [255, 0, 0, 255])
-        #expect(rgba(60, 40) != [255, 0, 0, 255])
-        // Text: white ink right of the square, on its 28-pixel raster (the 14-point face at 2×).
-        #expect(client.renderer.atlas.faces[0].pixelSize == 28)
-        let white = (0..<(400 * 70)).count { i in pixels[i * 4] > 200 && pixels[i * 4 + 1] > 200 && pixels[i * 4 + 2] > 200 }
+        let width = Int(expected.pixels.width)
+        #expect(pixels.count == width * Int(expected.pixels.height) * 4)
+        func rgba(_ x: Int, _ y: Int) -> [UInt8] { Array(pixels[(y * width + x) * 4..<(y * width + x) * 4 + 4]) }
+        let first = Int(10 * expected.scale), last = Int(30 * expected.scale) - 1
+        #expect(rgba(first, first) == [255, 0, 0, 255])
+        #expect(rgba(last, last) == [255, 0, 0, 255])
+        #expect(rgba(first - 1, (first + last) / 2) != [255, 0, 0, 255])
+        #expect(rgba(last + 1, (first + last) / 2) != [255, 0, 0, 255])
+        // Text: white ink right of the square, on the 14-point face's raster at this scale.
+        #expect(client.renderer.atlas.faces[0].pixelSize == Int32((14 * expected.scale).rounded()))
+        let white = (0..<(width * Int(35 * expected.scale))).count { i in
+            pixels[i * 4] > 200 && pixels[i * 4 + 1] > 200 && pixels[i * 4 + 2] > 200
+        }
         #expect(white > 100, "\(white) white text pixels")
         #expect(FileManager.default.fileExists(atPath: screenshot))
     }
