@@ -7,7 +7,7 @@
 /// mode's pixels divided by the scale); a buffer is points × scale pixels, each side rounded
 /// halfway away from zero (what `wp_fractional_scale_v1` asks of toplevels).
 public struct SurfaceScale: Sendable, Hashable, CustomStringConvertible {
-    /// How a buffer of ``pixelSize(points:)`` pixels is shown at the size in points.
+    /// How a buffer of ``pixelSize(points:_:)`` pixels is shown at the size in points.
     public enum Presentation: Sendable, Hashable {
         /// `wl_surface.set_buffer_scale` with this integer (1: the default, nothing to set).
         case bufferScale(Int32)

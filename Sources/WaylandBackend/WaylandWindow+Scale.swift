@@ -3,7 +3,7 @@ internal import CWayland
 internal import CWaylandClient
 
 /// The window's scale: what the compositor says (`wp_fractional_scale_v1`, the outputs'
-/// `wl_output.scale`) decided by ``SurfaceScale/wayland(fractional120:hasViewporter:preferredBufferScale:outputScales:)``,
+/// `wl_output.scale`) decided by `SurfaceScale.wayland(fractional120:hasViewporter:preferredBufferScale:outputScales:)`,
 /// and how the next commit shows a buffer of ``WaylandWindow/pixelWidth``×``WaylandWindow/pixelHeight``
 /// pixels at the window's size in points (buffer scale, or a viewport's destination).
 extension WaylandWindow {
