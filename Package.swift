@@ -102,7 +102,7 @@ let package = Package(
         .target(
             name: "DisplaySurface",
             dependencies: ["DisplayLinkCore", "SurfaceBackend", "WaylandBackend", "DRMBackend", "ConsoleSeat", "OffscreenBackend",
-                           "EGLGraphics", "PNGImage", "SurfaceInput",
+                           "EGLGraphics", "PNGImage", "SurfaceInput", "FrameSchedulers",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

@@ -7,5 +7,6 @@
 #include "viewporter-client-protocol.h"
 #include "fifo-v1-client-protocol.h"
 #include "commit-timing-v1-client-protocol.h"
+#include "fractional-scale-v1-client-protocol.h"
 #include "cwl_helpers.h"
 #endif

@@ -13,6 +13,7 @@ const struct wl_interface *cwl_wp_presentation_interface(void);
 const struct wl_interface *cwl_wp_viewporter_interface(void);
 const struct wl_interface *cwl_wp_fifo_manager_v1_interface(void);
 const struct wl_interface *cwl_wp_commit_timing_manager_v1_interface(void);
+const struct wl_interface *cwl_wp_fractional_scale_manager_v1_interface(void);
 
 /* wl_registry_bind for an interface given by address, at a negotiated version. */
 void *cwl_registry_bind(struct wl_registry *registry, uint32_t name,

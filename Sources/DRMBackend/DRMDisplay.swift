@@ -64,6 +64,9 @@ public final class DRMDisplay: FrameSource {
     public let dispatcher = RefreshDispatcher()
     public let devicePath: String
     public let connectorName: String
+    /// The output's physical size in millimetres, as the connector reports it (from the EDID;
+    /// 0×0 when unknown, e.g. vkms, bochs-display and projectors).
+    public let physicalSize: (width: UInt32, height: UInt32)
     public let mode: DisplayMode
     public let context: EGLDisplayContext
     public let surface: EGLWindowSurface
@@ -157,6 +160,7 @@ public final class DRMDisplay: FrameSource {
         (self.session, self.device, devicePath, driverName) = (session, device, path, probe.driverName)
         latency = options.latency
         (connectorName, mode, planeFormats) = (selection.connectorName, selection.mode, selection.plane?.formats)
+        physicalSize = selection.physicalSize
         (self.crtc, self.buffers, deviceQuirks) = (crtc, buffers, probe.quirks.subtracting(.noVblankEvents))
         pacer =
             probe.quirks.contains(.noVblankEvents)

@@ -8,6 +8,8 @@ internal import CDRM
 struct OutputSelection {
     let connectorID: UInt32
     let connectorName: String
+    /// The connector's physical size in millimetres (0 when unknown, as virtual outputs report).
+    let physicalSize: (width: UInt32, height: UInt32)
     let crtcID: UInt32
     let mode: DisplayMode
     let modeInfo: drmModeModeInfo
@@ -44,7 +46,8 @@ struct OutputSelection {
         let crtcIndex = (0..<Int(resources.pointee.count_crtcs)).first { resources.pointee.crtcs[$0] == crtc } ?? 0
         let listed = modes.first { $0.mode.isPreferred && $0.mode != selected } ?? modes.first { $0.mode != selected }
         return OutputSelection(
-            connectorID: connector.pointee.connector_id, connectorName: name, crtcID: crtc,
+            connectorID: connector.pointee.connector_id, connectorName: name,
+            physicalSize: (connector.pointee.mmWidth, connector.pointee.mmHeight), crtcID: crtc,
             mode: selected, modeInfo: info, alternativeMode: listed.map { ($0.info, "\($0.mode)") },
             plane: PrimaryPlane.find(fd: fd, crtcIndex: crtcIndex))
     }

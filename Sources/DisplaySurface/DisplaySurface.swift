@@ -1,5 +1,6 @@
 import DisplayLinkCore
 import EGLGraphics
+import FrameSchedulers
 import Logging
 import OffscreenBackend
 import PNGImage
@@ -55,6 +56,19 @@ public final class DisplaySurface: FrameSource {
     public private(set) var height: Int32
     /// The GLES version of the context (3 when available, else 2).
     public let glesMajorVersion: Int32
+    /// Pixels per point (Wayland: the compositor's scale for the window; DRM/KMS: from the
+    /// output's physical size or ``Options/scale``). Programs lay out in points and draw at this
+    /// scale (`Renderer.setScale(_:)`), so they look the same size on any display.
+    public private(set) var scale: Double
+    /// The size in points (``width``×``height`` pixels over ``scale``; Wayland: the size the
+    /// compositor configured).
+    public private(set) var pointSize: (width: Double, height: Double)
+    /// The size in pixels: ``width``×``height``.
+    public var pixelSize: (width: Int32, height: Int32) { (width, height) }
+    /// Called once on the main actor when ``scale`` changes, after ``scale``, ``pointSize`` and
+    /// the size in pixels took their new values (``onResize`` is called before it when the pixel
+    /// size changed); the next frame is drawn at them.
+    public var onScaleChange: ((Double) -> Void)?
     /// The first failure reported through ``onError``; nothing is presented after it.
     public private(set) var error: DisplaySurfaceError?
     public private(set) var isClosed = false
@@ -87,6 +101,7 @@ public final class DisplaySurface: FrameSource {
     /// compositor is reachable, else DRM/KMS (the error then lists both attempts).
     public init(options: Options = Options()) throws(DisplaySurfaceError) {
         self.options = options
+        if let scale = options.scale, SurfaceScale.option(scale) == nil { throw .invalidScale(scale) }
         if let chosen = Backend(rawValue: options.backend.rawValue) {
             backend = chosen
             surfaceBackend = try DisplaySurface.open(chosen, options)
@@ -98,12 +113,15 @@ public final class DisplaySurface: FrameSource {
         width = surfaceBackend.width
         height = surfaceBackend.height
         glesMajorVersion = surfaceBackend.glesMajorVersion
+        scale = surfaceBackend.scale
+        pointSize = surfaceBackend.pointSize
         surfaceBackend.events = SurfaceBackendEvents(
             failed: { [weak self] failure in self?.fail(DisplaySurfaceError(failure)) },
             key: { [weak self] sym in self?.onKey?(KeyEvent(symbol: KeySymbol(rawValue: sym))) },
             resized: { [weak self] w, h in self?.resized(width: w, height: h) },
             closeRequested: { [weak self] in self?.onCloseRequest?() },
-            input: { [weak self] event in self?.onInput?(event) })
+            input: { [weak self] event in self?.onInput?(event) },
+            scaleChanged: { [weak self] in self?.scaleChanged() })
         DisplaySurface.log.debug("\(backend.rawValue): \(environment.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         DisplaySurface.openSurfaces.append(WeakSurface(self))
         DisplaySurface.surfacesGeneration += 1
@@ -120,7 +138,13 @@ public final class DisplaySurface: FrameSource {
             switch backend {
             case .wayland: return try WaylandSurface(options: o)
             case .drm: return try KMSSurface(options: o)
-            case .offscreen: return try OffscreenDisplay(width: o.width, height: o.height, options: o.offscreen)
+            case .offscreen:
+                // Options.scale: the pbuffer is width×height points at that scale.
+                let scale = o.scale.flatMap(SurfaceScale.option) ?? .one
+                var offscreen = o.offscreen
+                offscreen.scale = scale.factor
+                let pixels = o.width > 0 && o.height > 0 ? scale.pixelSize(points: o.width, o.height) : (width: o.width, height: o.height)
+                return try OffscreenDisplay(width: pixels.width, height: pixels.height, options: offscreen)
             }
         } catch {
             throw DisplaySurfaceError(error)
@@ -153,7 +177,18 @@ public final class DisplaySurface: FrameSource {
         guard !isClosed else { return }
         self.width = width
         self.height = height
+        pointSize = surfaceBackend.pointSize
         onResize?(width, height)
+    }
+
+    private func scaleChanged() {
+        guard !isClosed else { return }
+        scale = surfaceBackend.scale
+        if surfaceBackend.width != width || surfaceBackend.height != height {
+            resized(width: surfaceBackend.width, height: surfaceBackend.height)
+        }
+        pointSize = surfaceBackend.pointSize
+        onScaleChange?(scale)
     }
 
     private func fail(_ failure: DisplaySurfaceError) {

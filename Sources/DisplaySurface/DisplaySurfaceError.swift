@@ -21,6 +21,8 @@ public enum DisplaySurfaceError: Error, CustomStringConvertible, Sendable, Equat
     /// A backend without a case of its own failed (the offscreen backend): which one, and its
     /// typed error (e.g. `OffscreenError`), whose message names the option to change.
     case backend(SurfaceBackendError)
+    /// ``DisplaySurface/Options/scale`` is not a scale.
+    case invalidScale(Double)
 
     /// One backend `.auto` tried.
     public struct Attempt: Sendable, Equatable {
@@ -62,6 +64,8 @@ public enum DisplaySurfaceError: Error, CustomStringConvertible, Sendable, Equat
             return message
         case .backend(let failure):
             return failure.description
+        case .invalidScale(let scale):
+            return "DisplaySurface.Options.scale \(scale) is not a scale: set it above 0 and at most 8 (nil: the display's own)."
         }
     }
 }

@@ -127,6 +127,14 @@ extension DisplaySurface {
         /// and the first refresh's timestamp (default 0). Refresh `n` is at start + `n` periods,
         /// exactly; the size is ``width``×``height``.
         public var offscreen = OffscreenOptions()
+        /// Pixels per point, for programs that lay out in points (``DisplaySurface/pointSize``).
+        /// nil (the default): the display's own. On Wayland the compositor's (its fractional
+        /// scale with a viewporter, else the largest `wl_output.scale` of the outputs the window
+        /// is on); this option does not override it. On DRM/KMS set it to override the scale the
+        /// connector's physical size gives (≥ 192 DPI: 2; an unknown size: 1). Offscreen the
+        /// scale reported (nil: 1), the pbuffer then being ``width``×``height`` points at it.
+        /// From above 0 up to 8; another value fails the open with ``DisplaySurfaceError/invalidScale(_:)``.
+        public var scale: Double?
 
         public init(
             title: String = "DisplayLink", appID: String = "org.displaylink.app",

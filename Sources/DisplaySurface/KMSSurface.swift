@@ -3,6 +3,7 @@ import DisplayLinkCore
 import ConsoleSeat
 import DRMBackend
 import EGLGraphics
+import FrameSchedulers
 import SurfaceBackend
 
 /// The DRM/KMS backend of a ``DisplaySurface``: a KMS output paced by its page flips, with the
@@ -14,6 +15,8 @@ final class KMSSurface: DisplaySurfaceBackend {
     let glesMajorVersion: Int32
     /// The mode's size (the surface is the whole output).
     let width: Int32, height: Int32
+    /// Options.scale, else the one the output's physical size gives.
+    let surfaceScale: SurfaceScale
     var events = SurfaceBackendEvents()
     private var display: DRMDisplay?
     private var consoleKeyboard: TerminalKeyboard?
@@ -39,6 +42,11 @@ final class KMSSurface: DisplaySurfaceBackend {
         glesMajorVersion = display.context.glesMajorVersion
         width = display.width
         height = display.height
+        surfaceScale =
+            options.scale.flatMap(SurfaceScale.option)
+            ?? SurfaceScale.physical(
+                pixelWidth: display.width, pixelHeight: display.height,
+                millimetreWidth: display.physicalSize.width, millimetreHeight: display.physicalSize.height)
         display.onError = { [weak self] error in self?.events.failed?(SurfaceBackendError(.drm(error))) }
         if options.readsConsoleKeys { openKeys(session: display.session) }
     }
@@ -89,6 +97,8 @@ final class KMSSurface: DisplaySurfaceBackend {
         }
     }
 
+    var scale: Double { surfaceScale.factor }
+
     var environment: [EnvironmentEntry] {
         guard let display else { return [] }
         return [
@@ -107,7 +117,9 @@ final class KMSSurface: DisplaySurfaceBackend {
             EnvironmentEntry("kms_api", .string(display.kmsAPI.rawValue)),
             EnvironmentEntry("pacing", .string(display.pacing.rawValue)),
             EnvironmentEntry("quirks", .string(display.quirks.description)),
-            EnvironmentEntry("latency", .string(display.pacing == .vblank ? display.latency.rawValue : "throughput"))
+            EnvironmentEntry("latency", .string(display.pacing == .vblank ? display.latency.rawValue : "throughput")),
+            EnvironmentEntry("physical_size_mm", .string("\(display.physicalSize.width)x\(display.physicalSize.height)")),
+            EnvironmentEntry("scale", .string(surfaceScale.description))
         ]
     }
 

@@ -55,10 +55,17 @@ final class WaylandSurface: DisplaySurfaceBackend {
     private func attach() {
         guard let connection, let window, let eglWindow else { return }
         window.onClose = { [weak self] in self?.events.closeRequested?() }
-        window.onResize = { [weak self] w, h in
-            guard let self else { return }
-            eglWindow.resize(width: w, height: h)
+        window.onResize = { [weak self, weak window] _, _ in
+            guard let self, let window else { return }
+            eglWindow.resize(width: window.pixelWidth, height: window.pixelHeight)
             self.events.resized?(eglWindow.width, eglWindow.height)
+        }
+        // The buffers take the new pixel size before the next frame draws, which commits them
+        // with the new buffer scale or viewport: no frame is skipped or drawn at the old size.
+        window.onScaleChange = { [weak self, weak window] _ in
+            guard let self, let window else { return }
+            eglWindow.resize(width: window.pixelWidth, height: window.pixelHeight)
+            self.events.scaleChanged?()
         }
         connection.onError = { [weak self] error in self?.events.failed?(SurfaceBackendError(.wayland(error))) }
         connection.keyboard?.onKeyPress = { [weak self] sym in self?.events.key?(sym) }
@@ -66,6 +73,9 @@ final class WaylandSurface: DisplaySurfaceBackend {
 
     var width: Int32 { eglWindow?.width ?? 0 }
     var height: Int32 { eglWindow?.height ?? 0 }
+    var scale: Double { window?.scale.factor ?? 1 }
+    /// The configured size (surface-local coordinates are points).
+    var pointSize: (width: Double, height: Double) { (Double(window?.width ?? 0), Double(window?.height ?? 0)) }
 
     var environment: [EnvironmentEntry] {
         guard let connection, let window, let eglWindow, let frameSource else { return [] }
@@ -80,7 +90,8 @@ final class WaylandSurface: DisplaySurfaceBackend {
             EnvironmentEntry("swap_with_damage", .bool(eglWindow.context.supportsSwapWithDamage)),
             EnvironmentEntry("timing_protocols", .list(frameSource.timingProtocolsInUse)),
             EnvironmentEntry("commit_timing", .string(frameSource.commitTimingState)),
-            EnvironmentEntry("latency", .string(frameSource.configuration.latency.rawValue))
+            EnvironmentEntry("latency", .string(frameSource.configuration.latency.rawValue)),
+            EnvironmentEntry("scale", .string(window.scale.description))
         ]
     }
 
@@ -123,6 +134,7 @@ final class WaylandSurface: DisplaySurfaceBackend {
         connection?.onError = nil
         window?.onClose = nil
         window?.onResize = nil
+        window?.onScaleChange = nil
         frameSource = nil
         eglWindow = nil
         window?.destroy()

@@ -50,11 +50,21 @@ final class SharedGPUResources {
     let programs: RectGlyphPrograms
     let cornerBuffer: GLuint
     let atlasTexture: GLuint
+    /// The glyphs in ``atlasTexture`` (replaced when the renderer's scale changes).
+    private(set) var atlas: GlyphAtlas
 
     init(atlas: GlyphAtlas, dialect: Shaders.Dialect) throws(GLError) {
         programs = try RectGlyphPrograms(dialect)
         cornerBuffer = GLResources.makeCornerBuffer()
         atlasTexture = GLResources.uploadAtlas(atlas)
+        self.atlas = atlas
+    }
+
+    /// Puts `atlas` into the same texture (its new size and pixels).
+    func replaceAtlas(_ atlas: GlyphAtlas) {
+        self.atlas = atlas
+        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
+        GLResources.uploadAtlasPixels(atlas)
     }
 
     deinit {
@@ -139,12 +149,17 @@ enum GLResources {
         var texture: GLuint = 0
         glGenTextures(1, &texture)
         glBindTexture(GLenum(GL_TEXTURE_2D), texture)
+        uploadAtlasPixels(atlas)
+        setNearestClamped()
+        return texture
+    }
+
+    /// `atlas`'s pixels into the texture bound to `GL_TEXTURE_2D` (alpha, its size).
+    static func uploadAtlasPixels(_ atlas: GlyphAtlas) {
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
         glTexImage2D(
             GLenum(GL_TEXTURE_2D), 0, GL_ALPHA, atlas.width, atlas.height, 0, GLenum(GL_ALPHA),
             GLenum(GL_UNSIGNED_BYTE), atlas.pixels)
-        setNearestClamped()
-        return texture
     }
 
     /// Nearest filtering and clamping to the edges for the texture bound to `GL_TEXTURE_2D`:

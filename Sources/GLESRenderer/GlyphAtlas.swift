@@ -4,6 +4,10 @@ import Glibc
 /// Printable ASCII glyphs of one font at a few pixel sizes, rasterised once by FreeType and packed
 /// into one 8-bit coverage bitmap (shelf packing). The renderer uploads it once as a texture; the
 /// plotter draws from it on the CPU.
+///
+/// At a ``scale`` above 1 (HiDPI) each face is rasterised at its size × scale pixels, so text
+/// drawn at that scale has the display's own resolution; ``Face`` metrics and glyphs are then in
+/// those pixels (`Renderer` lays text out in them and reports points).
 public final class GlyphAtlas {
     public struct Glyph: Sendable {
         /// Position and size in the atlas, pixels.
@@ -14,6 +18,7 @@ public final class GlyphAtlas {
     }
 
     public struct Face: Sendable {
+        /// The size rasterised, pixels (the size asked for × the atlas's scale).
         public var pixelSize: Int32
         public var ascender: Int32
         public var descender: Int32
@@ -46,11 +51,24 @@ public final class GlyphAtlas {
     public private(set) var pixels: [UInt8]
     public private(set) var faces: [Face] = []
     public let fontPath: String
+    /// The sizes asked for (pixels at scale 1, points at another), one per face.
+    public let requestedSizes: [Int32]
+    /// The bitmap's side asked for at scale 1.
+    public let requestedSide: Int32
+    /// The scale the faces are rasterised at: face `i` is `requestedSizes[i]` × scale pixels.
+    public let scale: Double
 
-    /// Rasterises ASCII 32…126 at each of `pixelSizes` from the first font that exists.
-    public init(pixelSizes: [Int32], fontPaths: [String] = GlyphAtlas.defaultFontPaths, size: Int32 = 512) throws {
+    /// Rasterises ASCII 32…126 at each of `pixelSizes` × `scale` pixels (rounded) from the first
+    /// font that exists, into a square bitmap `size` × `scale` pixels wide (4096 at most).
+    public init(
+        pixelSizes: [Int32], fontPaths: [String] = GlyphAtlas.defaultFontPaths, size: Int32 = 512, scale: Double = 1
+    ) throws {
         guard let path = fontPaths.first(where: { access($0, R_OK) == 0 }) else { throw LoadError.noFont(tried: fontPaths) }
         fontPath = path
+        requestedSizes = pixelSizes
+        requestedSide = size
+        self.scale = scale
+        let size = scale == 1 ? size : Int32(min(4096, (Double(size) * max(1, scale)).rounded(.up)))
         width = size
         height = size
         pixels = [UInt8](repeating: 0, count: Int(size * size))
@@ -64,7 +82,8 @@ public final class GlyphAtlas {
         defer { FT_Done_Face(face) }
 
         var penX: Int32 = 1, penY: Int32 = 1, shelfHeight: Int32 = 0
-        for pixelSize in pixelSizes {
+        for requested in pixelSizes {
+            let pixelSize = max(1, Int32((Double(requested) * scale).rounded()))
             status = FT_Set_Pixel_Sizes(face, 0, FT_UInt(pixelSize))
             guard status == 0 else { throw LoadError.freetype("FT_Set_Pixel_Sizes(\(pixelSize))", status) }
             let metrics = face.pointee.size.pointee.metrics

@@ -17,7 +17,7 @@ extension Renderer {
     ///   for nothing). True when the frames will be given ages
     ///   (``beginFrame(width:height:clearColor:bufferAge:)``).
     public func warmUp(partialRedraws: Bool? = nil) {
-        let w = Float(width), h = Float(height)
+        let w = Float(width) / scale, h = Float(height) / scale  // points: added as a scene adds them
         let layer = warmUpLayer ?? makeLayer(reserving: 8)
         warmUpLayer = layer
         let red = RGBA(1, 0, 0, 0.5)
@@ -38,7 +38,7 @@ extension Renderer {
         // drawn into their textures within such a frame, as a buffer age makes them: llvmpipe
         // builds other variants for those).
         let minimumOverdraw = depthPassMinimumOverdraw
-        let part = Bounds(minX: 1, minY: 1, maxX: w - 1, maxY: h - 1)  // partial, over every layer and clip edge
+        let part = Bounds(minX: 1, minY: 1, maxX: Float(width) - 1, maxY: Float(height) - 1)  // partial, over every layer and clip edge
         let partly = partialRedraws ?? (usesPartialRedraw && EGLCurrentSurface.tellsBufferAge)
         for overdraw in [Float.infinity, 0] {
             depthPassMinimumOverdraw = overdraw

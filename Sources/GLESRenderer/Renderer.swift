@@ -40,7 +40,11 @@ public final class Renderer {
         case full
     }
 
-    public let atlas: GlyphAtlas
+    /// The glyphs text is drawn with, rasterised at ``scale`` (replaced by ``setScale(_:)``).
+    public var atlas: GlyphAtlas { shared.atlas }
+    /// Pixels per point: what ``addRect(_:_:color:cornerRadius:)``, ``addText(_:_:x:baseline:face:color:)``
+    /// and ``setClip(_:_:)`` take is in points and drawn at this many pixels each (see ``setScale(_:)``).
+    public internal(set) var scale: Float = 1
     /// Whether instancing is used (GLES 3) or vertices are streamed (GLES 2).
     public let usesInstancing: Bool
     /// Draw calls issued by the last ``endFrame()``.
@@ -102,8 +106,8 @@ public final class Renderer {
     ///   - atlas: the glyphs text is drawn with (uploaded once, shared with a ``ScrollCache``).
     ///   - glesMajorVersion: the context's version; 2 forces streamed vertices.
     public init(atlas: GlyphAtlas, glesMajorVersion: Int32) throws(GLError) {
-        self.atlas = atlas
         usesInstancing = glesMajorVersion >= 3
+        scale = Float(atlas.scale)
         let dialect: Shaders.Dialect = usesInstancing ? .es300 : .es100
         shared = try SharedGPUResources(atlas: atlas, dialect: dialect)
         programs = shared.programs
@@ -156,9 +160,10 @@ public final class Renderer {
         return layers.count - 1
     }
 
-    /// Clips a layer to a rectangle (nil: no clip), from this frame on.
+    /// Clips a layer to a rectangle (points; nil: no clip), from this frame on.
     public func setClip(_ layer: LayerID, _ clip: Rect?) {
-        layers[layer].clip = clip
+        layers[layer].pointClip = clip
+        layers[layer].clip = clip.map { scaled($0) }
     }
 
     /// A retained layer keeps what was added to it from frame to frame, until ``clear(_:)``: its
@@ -187,7 +192,8 @@ public final class Renderer {
         layers[layer].clear()
     }
 
-    /// Starts a frame: every layer that is not retained starts empty.
+    /// Starts a frame: every layer that is not retained starts empty. Its contents are added in
+    /// points and drawn at ``scale``.
     /// - Parameters:
     ///   - width: the viewport's width in pixels (the surface's).
     ///   - height: the viewport's height in pixels.
@@ -204,28 +210,36 @@ public final class Renderer {
         }
     }
 
-    /// A filled rectangle with rounded corners (radius in pixels; 0 for square corners).
+    /// A filled rectangle with rounded corners (points, top-left origin; radius in points, 0 for
+    /// square corners).
     public func addRect(_ layer: LayerID, _ rect: Rect, color: RGBA, cornerRadius: Float = 0) {
-        guard isVisible(layer, rect.x, rect.y, rect.width, rect.height) else { return }
+        // The one place a rectangle goes from points to pixels: instances, damage, scissors and
+        // culling are all in whole device pixels.
+        let s = scale
+        let x = rect.x * s, y = rect.y * s, w = rect.width * s, h = rect.height * s
+        guard isVisible(layer, x, y, w, h) else { return }
         InstanceEncoder.appendRect(
-            x: rect.x, y: rect.y, width: rect.width, height: rect.height, color: color,
-            cornerRadius: cornerRadius, to: &layers[layer].rects)
-        layers[layer].bounds.add(rect.x, rect.y, rect.width, rect.height)
-        layers[layer].area += rect.width * rect.height
+            x: x, y: y, width: w, height: h, color: color,
+            cornerRadius: cornerRadius * s, to: &layers[layer].rects)
+        layers[layer].bounds.add(x, y, w, h)
+        layers[layer].area += w * h
     }
 
-    /// ASCII text with its baseline starting at (x, baseline), in atlas face `face`.
-    /// Returns the advance width drawn.
+    /// ASCII text with its baseline starting at (x, baseline) (points), in atlas face `face`.
+    /// Returns the advance width drawn, in points.
     @discardableResult
     public func addText<C: Collection>(
         _ layer: LayerID, _ text: C, x: Float, baseline: Float, face: Int,
         color: RGBA
     ) -> Float where C.Element == UInt8 {
-        InstanceEncoder.layOutText(text, face: atlas.faces[face], x: x, baseline: baseline) { glyph, gx, gy, w, h in
+        // Laid out in the atlas's pixels (rasterised at this scale): glyphs keep their own pixels.
+        let advance = InstanceEncoder.layOutText(text, face: atlas.faces[face], x: x * scale, baseline: baseline * scale) {
+            glyph, gx, gy, w, h in
             guard isVisible(layer, gx, gy, w, h) else { return }
             InstanceEncoder.appendGlyph(glyph, x: gx, y: gy, color: color, to: &layers[layer].glyphs)
             layers[layer].bounds.add(gx, gy, w, h)
         }
+        return advance / scale
     }
 
     /// Whether a rectangle can show: inside the viewport and the layer's clip, not empty.

@@ -3,7 +3,9 @@ internal import CGLES
 /// One of a ``Renderer``'s layers: this frame's instances and the previous frame's (to tell what
 /// changed), the GPU buffers that hold them, and the layer's drawing state.
 struct RendererLayer {
+    /// The clip in pixels (drawn with), and in points as set (scaled again when the scale changes).
     var clip: Rect?
+    var pointClip: Rect?
     var rects = ContiguousArray<Float>()
     var glyphs = ContiguousArray<Float>()
     var previousRects = ContiguousArray<Float>()

@@ -28,7 +28,8 @@ internal import CGLES
 ///
 /// Per frame nothing is allocated once the arrays have grown to the contents' size.
 public final class ScrollCache {
-    public let atlas: GlyphAtlas
+    /// The renderer's glyphs.
+    public var atlas: GlyphAtlas { shared.atlas }
     /// The clip on screen, whole pixels.
     public private(set) var clip: Rect
     /// Content rows drawn into the ring by the last ``Renderer/endFrame()`` (0: only copied).
@@ -81,7 +82,6 @@ public final class ScrollCache {
     /// per renderer). Nil on GLES 2 (no framebuffer blits) or when the driver refuses the texture.
     public init?(renderer: Renderer, clip: Rect) {
         guard renderer.usesInstancing else { return nil }
-        atlas = renderer.atlas
         self.clip = clip
         shared = renderer.shared
         programs = shared.programs

@@ -29,6 +29,9 @@ public final class OffscreenDisplay: DisplaySurfaceBackend {
         /// The timestamp of the first refresh, on the scale of `CLOCK_MONOTONIC` (default 0: the
         /// virtual clock has nothing to do with the machine's).
         public var startTime: MonotonicInstant
+        /// Pixels per point the display reports (default 1): the pbuffer's size is in pixels, its
+        /// size in points that over this (a HiDPI target for tests and golden frames).
+        public var scale: Double = 1
 
         /// A display at `refreshRate` whose first refresh is at `startTime`.
         public init(refreshRate: VirtualRefreshRate = .hertz(60), startTime: MonotonicInstant = .zero) {
@@ -43,6 +46,8 @@ public final class OffscreenDisplay: DisplaySurfaceBackend {
     public var events = SurfaceBackendEvents()
     /// The pbuffer's size in pixels.
     public let width: Int32, height: Int32
+    /// Pixels per point (``Options/scale``).
+    public var scale: Double { options.scale }
     /// The refresh rate and start time it runs at.
     public let options: Options
     /// The GLES version of the context (3 when available, else 2).

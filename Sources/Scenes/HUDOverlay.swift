@@ -62,6 +62,8 @@ public final class HUDOverlay {
     private let layer: Renderer.LayerID
     private var line = TextBuffer(capacity: 64)
     private var laidOut: HUDValues.Shown?
+    /// The renderer's scale at the last layout (a new scale empties the layer).
+    private var laidOutScale: Float = 0
 
     public init(renderer: Renderer) {
         self.renderer = renderer
@@ -78,11 +80,13 @@ public final class HUDOverlay {
     /// software rasteriser (llvmpipe on a kiosk without a GPU) pays for as much as for the scene.
     public func draw(_ values: HUDValues) {
         let shown = values.shown
-        guard shown != laidOut else { return }
+        guard shown != laidOut || renderer.scale != laidOutScale else { return }
         laidOut = shown
+        laidOutScale = renderer.scale
         renderer.clear(layer)
-        let lineHeight = Float(renderer.atlas.faces[HUDOverlay.face].lineHeight) + 1
-        var baseline: Float = 8 + Float(renderer.atlas.faces[HUDOverlay.face].ascender)
+        let metrics = renderer.metrics(face: HUDOverlay.face)
+        let lineHeight = metrics.lineHeight + 1
+        var baseline: Float = 8 + metrics.ascender
         let white = RGBA(1, 1, 1, 1)
 
         line.clear(); line.append("fps "); line.append(shown.fps, decimals: 1)
@@ -111,11 +115,11 @@ public final class HUDOverlay {
 
     /// The current line at `baseline`, on a band as wide as the text.
     private func addLine(baseline: Float, color: RGBA) {
-        let face = renderer.atlas.faces[HUDOverlay.face]
+        let metrics = renderer.metrics(face: HUDOverlay.face)
         let width = renderer.addText(layer, line.bytes, x: HUDOverlay.left, baseline: baseline, face: HUDOverlay.face, color: color)
-        let top = baseline - Float(face.ascender) - 1
+        let top = baseline - metrics.ascender - 1
         renderer.addRect(
-            layer, Rect(x: HUDOverlay.left - 4, y: top, width: width + 8, height: Float(face.lineHeight) + 1),
+            layer, Rect(x: HUDOverlay.left - 4, y: top, width: width + 8, height: metrics.lineHeight + 1),
             color: HUDOverlay.band, cornerRadius: 3)
     }
 }

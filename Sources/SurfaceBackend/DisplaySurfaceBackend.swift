@@ -28,6 +28,11 @@ public protocol DisplaySurfaceBackend: FrameSource {
     var width: Int32 { get }
     /// The drawing height in pixels.
     var height: Int32 { get }
+    /// Pixels per point (1 unless the backend knows better; see ``pointSize``).
+    var scale: Double { get }
+    /// The drawing size in points: what programs lay out in, ``width``×``height`` over ``scale``
+    /// (Wayland: the surface's size as the compositor configured it).
+    var pointSize: (width: Double, height: Double) { get }
     /// The GLES version of the context (3 when available, else 2).
     var glesMajorVersion: Int32 { get }
     /// What the display is, as named facts in a fixed order (for reports and logs).
@@ -55,6 +60,11 @@ public protocol DisplaySurfaceBackend: FrameSource {
 }
 
 extension DisplaySurfaceBackend {
+    /// Scale 1: points are pixels.
+    public var scale: Double { 1 }
+    /// The pixel size over ``scale``.
+    public var pointSize: (width: Double, height: Double) { (Double(width) / scale, Double(height) / scale) }
+
     /// Binds the context and draws two frames without presenting them: llvmpipe builds more
     /// shader variants for a frame that follows another (measured under emulation: 2.3 s, 0.5 s,
     /// then 65 ms), so both kinds are built before the first frame that counts.
@@ -78,17 +88,21 @@ public struct SurfaceBackendEvents {
     public var resized: (@MainActor (Int32, Int32) -> Void)?
     /// The user asked to close the window.
     public var closeRequested: (@MainActor () -> Void)?
+    /// The scale changed (read the backend's ``DisplaySurfaceBackend/scale``, size in pixels and
+    /// points, all already new); the next frame has them.
+    public var scaleChanged: (@MainActor () -> Void)?
 
     /// Events that go nowhere until set.
     public init(
         failed: (@MainActor (SurfaceBackendError) -> Void)? = nil, key: (@MainActor (UInt32) -> Void)? = nil,
         resized: (@MainActor (Int32, Int32) -> Void)? = nil, closeRequested: (@MainActor () -> Void)? = nil,
-        input: (@MainActor (InputEvent) -> Void)? = nil
+        input: (@MainActor (InputEvent) -> Void)? = nil, scaleChanged: (@MainActor () -> Void)? = nil
     ) {
         self.failed = failed
         self.key = key
         self.input = input
         self.resized = resized
         self.closeRequested = closeRequested
+        self.scaleChanged = scaleChanged
     }
 }

@@ -58,6 +58,15 @@ extension WaylandConnection {
                 let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.fifoVersion)
                 fifoManager = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_fifo_manager_v1_interface(), version))
                 boundVersions.append((global.interface, version))
+            case "wp_viewporter" where viewporter == nil:
+                let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.viewporterVersion)
+                viewporter = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_viewporter_interface(), version))
+                boundVersions.append((global.interface, version))
+            case "wp_fractional_scale_manager_v1" where fractionalScaleManager == nil:
+                let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.fractionalScaleVersion)
+                fractionalScaleManager = OpaquePointer(
+                    cwl_registry_bind(registry, global.name, cwl_wp_fractional_scale_manager_v1_interface(), version))
+                boundVersions.append((global.interface, version))
             default:
                 break
             }

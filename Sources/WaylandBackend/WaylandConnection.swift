@@ -74,6 +74,9 @@ public final class WaylandConnection {
     var presentation: OpaquePointer?
     var commitTimingManager: OpaquePointer?
     var fifoManager: OpaquePointer?
+    /// `wp_viewporter` and `wp_fractional_scale_manager_v1`, when offered (fractional scales).
+    var viewporter: OpaquePointer?
+    var fractionalScaleManager: OpaquePointer?
     /// The versions bound, by interface (for ``timingProtocols``).
     var boundVersions: [(String, UInt32)] = []
     /// The compositor's outputs (`wl_output`), in the order it advertised them; outputs it
@@ -156,6 +159,8 @@ public final class WaylandConnection {
     public var hasCommitTiming: Bool { commitTimingManager != nil }
     /// Whether `wp_fifo_manager_v1` is bound.
     public var hasFifo: Bool { fifoManager != nil }
+    /// Whether `wp_fractional_scale_manager_v1` and `wp_viewporter` are both bound (fractional scales).
+    public var hasFractionalScale: Bool { fractionalScaleManager != nil && viewporter != nil }
 
     /// The timing protocols in use, with the versions bound, e.g. `["wp_presentation 2",
     /// "wp_commit_timing_v1 1", "wp_fifo_v1 1", "xdg_wm_base 6"]` (`xdg_wm_base` listed from
@@ -187,6 +192,9 @@ public final class WaylandConnection {
         if let commitTimingManager { wp_commit_timing_manager_v1_destroy(commitTimingManager) }
         if let fifoManager { wp_fifo_manager_v1_destroy(fifoManager) }
         commitTimingManager = nil; fifoManager = nil
+        if let fractionalScaleManager { wp_fractional_scale_manager_v1_destroy(fractionalScaleManager) }
+        if let viewporter { wp_viewporter_destroy(viewporter) }
+        fractionalScaleManager = nil; viewporter = nil
         if let wmBase { xdg_wm_base_destroy(wmBase) }
         if let compositor { wl_compositor_destroy(compositor) }
         if let registry { wl_registry_destroy(registry) }

@@ -20,8 +20,9 @@ public final class WaylandEGLWindow {
     /// Creates the EGL display for the window's connection (or uses `context` when given).
     public init(window: WaylandWindow, context: EGLDisplayContext? = nil) throws(WaylandError) {
         self.window = window
-        width = window.width
-        height = window.height
+        // Pixels: the window's size in points at its scale (which can be known before the first buffer).
+        width = window.pixelWidth
+        height = window.pixelHeight
         if let context {
             self.context = context
         } else {
@@ -31,8 +32,8 @@ public final class WaylandEGLWindow {
                 throw .egl(error.description)
             }
         }
-        guard let eglWindow = wl_egl_window_create(window.surface, window.width, window.height) else {
-            throw .egl("wl_egl_window_create(\(window.width)×\(window.height)) failed")
+        guard let eglWindow = wl_egl_window_create(window.surface, width, height) else {
+            throw .egl("wl_egl_window_create(\(width)×\(height)) failed")
         }
         // Made and configured before it is stored: once every property is set, a throw releases
         // the object and runs deinit, which would destroy the surface and window a second time.
@@ -61,7 +62,7 @@ public final class WaylandEGLWindow {
         wl_egl_window_destroy(eglWindow)
     }
 
-    /// Resizes the buffers; takes effect at the next swap.
+    /// Resizes the buffers (pixels); takes effect at the next swap.
     public func resize(width: Int32, height: Int32) {
         guard width > 0, height > 0, width != self.width || height != self.height else { return }
         self.width = width
@@ -88,6 +89,9 @@ public final class WaylandEGLWindow {
     /// Presents the frame: swaps (committing the surface with the frame source's pending frame
     /// request and feedback) with `damage` as the changed region (nil: everything).
     public func swapBuffers(damage: PixelRect? = nil) throws(EGLError) {
+        // The buffer scale or viewport goes into the commit of the buffer drawn at that scale (not
+        // before its owner resized the buffers to it: a buffer of the old size keeps the old scale).
+        if width == window.pixelWidth && height == window.pixelHeight { window.applyScale() }
         try surface.swapBuffers(damage: damage, surfaceHeight: height)
         frameSource?.noteCommit()
     }

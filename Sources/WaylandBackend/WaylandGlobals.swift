@@ -19,11 +19,17 @@ enum WaylandGlobals {
     static func negotiated(_ advertised: UInt32, ours: UInt32) -> UInt32 { min(advertised, ours) }
 
     // The highest versions whose events this backend has listeners for.
-    static let compositorVersion: UInt32 = 4  // wl_surface.damage_buffer
+    // wl_surface.damage_buffer. Not 6 (wl_surface.preferred_buffer_scale): the wl_surface
+    // interface libwayland-client 1.21 (Debian 12) defines has no third event, and a compositor's
+    // preferred_buffer_scale would end the connection; the scale comes from the outputs the
+    // surface enters (wl_output.scale) and from wp_fractional_scale_v1 instead.
+    static let compositorVersion: UInt32 = 4
     static let wmBaseVersion: UInt32 = 6  // xdg_toplevel configure_bounds, wm_capabilities; v6: suspended
     static let presentationVersion: UInt32 = 2  // v2: refresh 0 for variable refresh
     static let commitTimingVersion: UInt32 = 1
     static let fifoVersion: UInt32 = 1
     static let outputVersion: UInt32 = 4  // wl_output.name / description
     static let seatVersion: UInt32 = 5
+    static let viewporterVersion: UInt32 = 1
+    static let fractionalScaleVersion: UInt32 = 1
 }

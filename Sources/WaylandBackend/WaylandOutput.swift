@@ -25,6 +25,8 @@ public final class WaylandOutput {
     let proxy: OpaquePointer
     let globalName: UInt32
     private var modeHandlers = HandlerList<() -> Void>()
+    private var scaleHandlers = HandlerList<() -> Void>()
+    private var scaleAtLastDone: Int32 = 1
     private var refreshAtLastDone: Int32 = 0
     private var sizeAtLastDone: (Int32, Int32) = (0, 0)
     private var doneSeen = false
@@ -36,8 +38,19 @@ public final class WaylandOutput {
 
     func removeModeChangeHandler(_ id: Int) { modeHandlers.remove(id) }
 
+    /// Runs `handler` after a `done` that changed ``scale`` (surfaces on the output rescale).
+    func addScaleChangeHandler(_ handler: @escaping () -> Void) -> Int {
+        scaleHandlers.add(handler)
+    }
+
+    func removeScaleChangeHandler(_ id: Int) { scaleHandlers.remove(id) }
+
     private func done() {
         let changed = doneSeen && (refreshAtLastDone != refreshMilliHertz || sizeAtLastDone != (width, height))
+        if scaleAtLastDone != scale {
+            scaleAtLastDone = scale
+            for entry in scaleHandlers.entries { entry.handler() }
+        }
         doneSeen = true
         refreshAtLastDone = refreshMilliHertz
         sizeAtLastDone = (width, height)

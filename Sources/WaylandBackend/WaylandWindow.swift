@@ -1,4 +1,5 @@
 import DisplayLinkCore
+import FrameSchedulers
 internal import CWayland
 internal import CWaylandClient
 
@@ -27,6 +28,22 @@ public final class WaylandWindow {
     public private(set) var isSuspended = false
     /// Called when ``isSuspended`` changes (after the configure is acknowledged).
     public var onSuspendedChange: ((Bool) -> Void)?
+    /// The surface's scale (see `WaylandWindow+Scale.swift`): ``width``×``height`` are points, a
+    /// buffer is ``pixelWidth``×``pixelHeight``.
+    public internal(set) var scale = SurfaceScale.one
+    /// Called when ``scale`` changes; the next buffer should have the new pixel size.
+    public var onScaleChange: ((SurfaceScale) -> Void)?
+    /// The surface's `wp_fractional_scale_v1` and `wp_viewport` (with both managers offered), the
+    /// last preferred scale it sent (120ths), and what the last commit set: buffer scale, viewport
+    /// destination.
+    var fractionalScale: OpaquePointer?
+    var viewport: OpaquePointer?
+    var fractional120: UInt32?
+    var appliedBufferScale: Int32 = 1
+    var appliedDestination: (Int32, Int32)?
+    var outputScaleHandlerIDs: [(output: WaylandOutput, id: Int)] = []
+    var scaleDecisionPending = false
+    var scaleDispatchHandlerID: Int?
 
     let surface: OpaquePointer
     private let xdgSurface: OpaquePointer
@@ -85,6 +102,7 @@ public final class WaylandWindow {
         if let manager = connection.commitTimingManager { commitTimer = wp_commit_timing_manager_v1_get_timer(manager, surface) }
         if let manager = connection.fifoManager { fifo = wp_fifo_manager_v1_get_fifo(manager, surface) }
         let me = Unmanaged.passUnretained(self).toOpaque()
+        followFractionalScale(me)
         wl_surface_add_listener(surface, WaylandWindow.surfaceListener, me)
         xdg_surface_add_listener(xdgSurface, WaylandWindow.xdgSurfaceListener, me)
         xdg_toplevel_add_listener(toplevel, WaylandWindow.toplevelListener, me)
@@ -110,6 +128,7 @@ public final class WaylandWindow {
             destroy()
             throw .notConfigured
         }
+        startDecidingScale()
     }
 
     isolated deinit {
@@ -160,6 +179,7 @@ public final class WaylandWindow {
         destroyed = true
         if let commitTimer { wp_commit_timer_v1_destroy(commitTimer) }
         if let fifo { wp_fifo_v1_destroy(fifo) }
+        destroyScaleObjects()
         commitTimer = nil
         fifo = nil
         xdg_toplevel_destroy(toplevel)
@@ -192,6 +212,7 @@ public final class WaylandWindow {
 
     func outputsChanged() {
         for entry in outputHandlers.entries { entry.handler() }
+        updateScale()
     }
 
     // MARK: Events
@@ -243,6 +264,7 @@ public final class WaylandWindow {
                                 if let found { window?.modeChanged(of: found) }
                             }
                             window.modeHandlerIDs.append((found, id))
+                            window.followOutputScale(found)
                         }
                         window.outputsChanged()
                     }

@@ -26,20 +26,20 @@ extension Array where Element == UInt8 {
     }
 }
 
-/// Walks the pixels of `text` as the renderer lays it out from `x` on `baseline` in `face` of
-/// ``sharedAtlas``: each one's byte, position and the glyph's coverage there. Returns where the pen
-/// ends.
+/// Walks the pixels of `text` as the renderer lays it out from `x` on `baseline` (pixels) in
+/// `face` of `atlas` (``sharedAtlas`` unless given): each one's byte, position and the glyph's
+/// coverage there. Returns where the pen ends.
 @discardableResult
 func forEachTextPixel(
-    _ text: [UInt8], x: Int32, baseline: Int32, face: Int,
+    _ text: [UInt8], x: Int32, baseline: Int32, face: Int, atlas: GlyphAtlas = sharedAtlas,
     _ body: (_ byte: UInt8, _ x: Int, _ y: Int, _ coverage: UInt8) -> Void
 ) -> Int32 {
     var pen = x
     for byte in text {
-        let g = sharedAtlas.glyph(byte, face: face)
+        let g = atlas.glyph(byte, face: face)
         for gy in 0..<g.height {
             for gx in 0..<g.width {
-                let coverage = sharedAtlas.pixels[Int((g.atlasY + gy) * sharedAtlas.width + g.atlasX + gx)]
+                let coverage = atlas.pixels[Int((g.atlasY + gy) * atlas.width + g.atlasX + gx)]
                 body(byte, Int(pen + g.bearingX + gx), Int(baseline - g.bearingY + gy), coverage)
             }
         }
