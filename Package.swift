@@ -86,13 +86,13 @@ let package = Package(
         .target(name: "SurfaceInput", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
-            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "KernelCall", "CWayland", "CWaylandClient", "CWaylandEGL",
-                           "CXKBCommon", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "KernelCall", "SurfaceInput", "CWayland", "CWaylandClient",
+                           "CWaylandEGL", "CXKBCommon", .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
         // What DisplaySurface needs of a backend (one protocol; imports no C module itself).
-        .target(name: "SurfaceBackend", dependencies: ["DisplayLinkCore", "EGLGraphics"], swiftSettings: strict),
+        .target(name: "SurfaceBackend", dependencies: ["DisplayLinkCore", "EGLGraphics", "SurfaceInput"], swiftSettings: strict),
         // A pbuffer on Mesa's surfaceless EGL platform, refreshed on virtual time.
         .target(name: "OffscreenBackend", dependencies: ["DisplayLinkCore", "EGLGraphics", "SurfaceBackend"], swiftSettings: strict),
         // A private headless weston for tests, benchmarks and the demo's --headless.
@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(
             name: "DisplaySurfaceTests",
             dependencies: ["DisplaySurface", "OffscreenBackend", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics",
-                           "GLESRenderer"],
+                           "GLESRenderer", "SurfaceInput", "WaylandBackend"],
             swiftSettings: strict
         ),
         .testTarget(

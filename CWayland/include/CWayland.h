@@ -7,5 +7,7 @@
 #include "viewporter-client-protocol.h"
 #include "fifo-v1-client-protocol.h"
 #include "commit-timing-v1-client-protocol.h"
+#include "input-timestamps-unstable-v1-client-protocol.h"
+#include "wlr-virtual-pointer-unstable-v1-client-protocol.h"
 #include "cwl_helpers.h"
 #endif
