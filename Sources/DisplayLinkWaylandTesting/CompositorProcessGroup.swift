@@ -46,7 +46,8 @@ final class CompositorProcessGroup {
     /// the clean one) with its output in `LABEL.log`, and waits for the socket (60 s at most, a
     /// hang guard: compositors start in a second or two). Cleans up everything it made when it throws.
     ///
-    /// `files` (name → contents) are written into the runtime directory first (a configuration).
+    /// `files` (name → contents) are written into the runtime directory first (a configuration;
+    /// a name may have one directory, made too).
     /// A compositor that names its socket itself says the name in `fixedSocketName`. With `user`,
     /// the compositor runs as that user and group (through `setpriv`), owning the runtime
     /// directory: for a compositor that refuses to run as root (sway).
@@ -72,7 +73,14 @@ final class CompositorProcessGroup {
                 "env", "-i", "XDG_RUNTIME_DIR=\(runtimeDirectory)", "HOME=\(runtimeDirectory)",
                 "XDG_CONFIG_HOME=\(runtimeDirectory)", "PATH=/usr/bin:/bin", "GSETTINGS_BACKEND=memory"
             ] + environment
+        var made = [runtimeDirectory]
         for (name, contents) in files {
+            // One level of directory at most (`sway/config`).
+            if let slash = name.lastIndex(of: "/") {
+                let directory = runtimeDirectory + "/" + name[..<slash]
+                mkdir(directory, 0o700)
+                made.append(directory)
+            }
             guard let file = fopen(runtimeDirectory + "/" + name, "w") else {
                 let failure = errno
                 CompositorProcessGroup.removeTree(runtimeDirectory)
@@ -80,13 +88,11 @@ final class CompositorProcessGroup {
             }
             fputs(contents, file)
             fclose(file)
+            made.append(runtimeDirectory + "/" + name)
         }
         var program = command(socketName)
         if let user {
-            for entry in ProcessTable.directoryEntries(runtimeDirectory) ?? [] {
-                chown(runtimeDirectory + "/" + entry.name, user.uid, user.gid)
-            }
-            chown(runtimeDirectory, user.uid, user.gid)
+            for path in made { chown(path, user.uid, user.gid) }
             program = ["setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups"] + program
         }
         let arguments: [String]

@@ -68,8 +68,8 @@ public final class HeadlessSway {
             process = try CompositorProcessGroup(
                 label: "sway", root: nil,
                 environment: ["WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1", "WLR_RENDERER=pixman"],
-                files: ["config": config], fixedSocketName: "wayland-1", user: nobody
-            ) { _ in ["sway", "--config", "config"] }
+                files: ["sway/config": config], fixedSocketName: "wayland-1", user: nobody
+            ) { _ in ["sway"] }  // its configuration from $XDG_CONFIG_HOME/sway/config, the runtime directory's
         } catch {
             throw error.launchError(
                 spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
@@ -119,10 +119,11 @@ public final class HeadlessSway {
         ]
     }
 
-    /// Runs `swaymsg -s IPC arguments…` to its end, off the calling thread (the caller's actor
-    /// goes on dispatching meanwhile). A hang guard of 60 s.
+    /// Runs `swaymsg -s IPC -- arguments…` (a command: `--`, so that `cursor move 16 -4` is no
+    /// option) to its end, off the calling thread (the caller's actor goes on dispatching
+    /// meanwhile). A hang guard of 60 s.
     package func swaymsg(_ arguments: String...) async throws -> ChildProcess.Outcome {
-        let command = ["/usr/bin/swaymsg", "-s", ipcSocketPath] + arguments
+        let command = ["/usr/bin/swaymsg", "-s", ipcSocketPath, "--"] + arguments
         let environment = toolEnvironment
         return try await offCallingThread { try ChildProcess.run(command, environment: environment, limit: .seconds(60)) }
     }
@@ -134,6 +135,13 @@ public final class HeadlessSway {
         let command = ["/usr/bin/wtype"] + arguments
         let environment = toolEnvironment
         return try await offCallingThread { try ChildProcess.run(command, environment: environment, limit: .seconds(60)) }
+    }
+
+    /// Starts `wtype arguments…` against this sway and returns at once: for a key held while it
+    /// runs (`-P x -s 100000`). Stopping it removes its keyboard, and sway then releases the
+    /// keys it held (each release with the time of the removal).
+    package func startWtype(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(["/usr/bin/wtype"] + arguments, environment: toolEnvironment)
     }
 
     /// Adds a virtual keyboard that stays until ``stop()`` (a `wtype` that waits): the seat then

@@ -62,7 +62,8 @@ extension WaylandSeatInput {
         let keycode = code + 8
         let symbol = KeySymbol(rawValue: xkb_state_key_get_one_sym(xkbState, keycode))
         var modifiers: KeyModifiers = []
-        for (name, modifier) in WaylandSeatInput.modifierNames where xkb_state_mod_name_is_active(xkbState, name, XKB_STATE_MODS_EFFECTIVE) > 0 {
+        for (name, modifier) in WaylandSeatInput.modifierNames
+        where xkb_state_mod_name_is_active(xkbState, name, XKB_STATE_MODS_EFFECTIVE) > 0 {
             modifiers.insert(modifier)
         }
         var text = ""

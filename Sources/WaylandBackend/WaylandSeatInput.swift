@@ -171,23 +171,31 @@ public final class WaylandSeatInput {
             name: { _, _, _ in }
         ))
 
-    private nonisolated static func timestampsListener(_ device: WaylandInputTranslator.Device) -> UnsafeMutablePointer<zwp_input_timestamps_v1_listener> {
+    private nonisolated static func timestampsListener(_ device: WaylandInputTranslator.Device) -> UnsafeMutablePointer<
+        zwp_input_timestamps_v1_listener
+    > {
         let listener: zwp_input_timestamps_v1_listener
         switch device {
         case .pointer:
             listener = zwp_input_timestamps_v1_listener(timestamp: { data, _, high, low, nanoseconds in
                 let object = WaylandSeatInput.from(data)
-                MainActor.assumeIsolated { object.translator.preciseTimestamp(.pointer, secondsHigh: high, secondsLow: low, nanoseconds: nanoseconds) }
+                MainActor.assumeIsolated {
+                    object.translator.preciseTimestamp(.pointer, secondsHigh: high, secondsLow: low, nanoseconds: nanoseconds)
+                }
             })
         case .keyboard:
             listener = zwp_input_timestamps_v1_listener(timestamp: { data, _, high, low, nanoseconds in
                 let object = WaylandSeatInput.from(data)
-                MainActor.assumeIsolated { object.translator.preciseTimestamp(.keyboard, secondsHigh: high, secondsLow: low, nanoseconds: nanoseconds) }
+                MainActor.assumeIsolated {
+                    object.translator.preciseTimestamp(.keyboard, secondsHigh: high, secondsLow: low, nanoseconds: nanoseconds)
+                }
             })
         case .touch:
             listener = zwp_input_timestamps_v1_listener(timestamp: { data, _, high, low, nanoseconds in
                 let object = WaylandSeatInput.from(data)
-                MainActor.assumeIsolated { object.translator.preciseTimestamp(.touch, secondsHigh: high, secondsLow: low, nanoseconds: nanoseconds) }
+                MainActor.assumeIsolated {
+                    object.translator.preciseTimestamp(.touch, secondsHigh: high, secondsLow: low, nanoseconds: nanoseconds)
+                }
             })
         }
         return WaylandListeners.make(listener)

@@ -99,7 +99,9 @@ struct SwayInputTests {
         start = log.entries.count
         before = MonotonicInstant.now()
         #expect(try await sway.wtype(["aé€"]).termination == .exited(0))
-        _ = await log.next(from: start) { if case .key(let key) = $0 { key.symbol.rawValue == 0x20ac && key.phase == .released } else { false } }
+        _ = await log.next(from: start) {
+            if case .key(let key) = $0 { key.symbol.rawValue == 0x20ac && key.phase == .released } else { false }
+        }
         let typed = log.entries[start...].compactMap { entry -> KeyboardEvent? in
             if case .key(let key) = entry.event.kind { key } else { nil }
         }
@@ -115,7 +117,9 @@ struct SwayInputTests {
         before = MonotonicInstant.now()
         #expect(try await sway.wtype(["-M", "ctrl", "c", "-m", "ctrl"]).termination == .exited(0))
         let control = try #require(
-            await log.next(from: start) { if case .key(let key) = $0 { key.phase == .released && key.symbol.rawValue == 0x63 } else { false } })
+            await log.next(from: start) {
+                if case .key(let key) = $0 { key.phase == .released && key.symbol.rawValue == 0x63 } else { false }
+            })
         let controlKeys = log.entries[start...control].compactMap { entry -> KeyboardEvent? in
             if case .key(let key) = entry.event.kind { key } else { nil }
         }
@@ -123,17 +127,19 @@ struct SwayInputTests {
         #expect(controlKeys.first?.modifiers == [.control])
         #expect(controlKeys.first?.text == "\u{03}")
 
-        // A key held (wtype ends with it down): repeats 200 ms after the press, then every 50 ms,
-        // until a release of its code (another wtype's keymap puts x at the same code).
+        // A key held (by a wtype that waits): repeats 200 ms after the press, then every 50 ms,
+        // until it is released (sway releases it when the wtype's keyboard goes).
         start = log.entries.count
         before = MonotonicInstant.now()
-        #expect(try await sway.wtype(["-P", "x"]).termination == .exited(0))
+        let holder = try sway.startWtype(["-P", "x", "-s", "600000"])
         let press = try #require(await log.next(from: start) { if case .key(let key) = $0 { key.phase == .pressed } else { false } })
         log.expectCaused(at: press, after: before)
         let repeated = { (kind: InputEvent.Kind) in if case .key(let key) = kind { key.phase == .repeated } else { false } }
         #expect(await eventually { log.entries[press...].filter { repeated($0.event.kind) }.count >= 2 })
-        #expect(try await sway.wtype(["-p", "x"]).termination == .exited(0))
+        before = MonotonicInstant.now()
+        holder.stop()
         let release = try #require(await log.next(from: press) { if case .key(let key) = $0 { key.phase == .released } else { false } })
+        log.expectCaused(at: release, after: before)
         let repeats = log.entries[press..<release].filter { repeated($0.event.kind) }
         let pressTime = log.entries[press].event.time.time
         for (k, entry) in repeats.enumerated() {

@@ -69,7 +69,10 @@ struct WaylandInputTranslatorTests {
         translator.pointerFrame(receivedAt: Self.at(7_000, plus: 300)) { out.append($0) }
         translator.pointerMoved(milliseconds: 7_001, x: 0, y: 0, receivedAt: Self.at(7_002)) { out.append($0) }
         translator.pointerFrame(receivedAt: Self.at(7_002)) { out.append($0) }
-        #expect(out.map(\.time) == [Self.time(7_000, .received, plus: 250), Self.time(7_000, .received, plus: 250), Self.time(7_001), Self.time(7_001)])
+        #expect(
+            out.map(\.time) == [
+                Self.time(7_000, .received, plus: 250), Self.time(7_000, .received, plus: 250), Self.time(7_001), Self.time(7_001)
+            ])
         #expect(!translator.clock.isOtherBase)
         let key = translator.key(code: 30, pressed: true, repeats: false, milliseconds: 0, receivedAt: Self.at(7_010))
         #expect(key == Self.time(7_010, .received))
@@ -160,13 +163,18 @@ struct WaylandInputTranslatorTests {
             ])
     }
 
-    @Test("keys: focus at its read time; a repeating key repeats at the compositor's settings from its press; release, focus and the keyboard's removal stop it")
+    @Test(
+        "keys: focus at its read time; a repeating key repeats at the compositor's settings from its press; release, focus and the keyboard's removal stop it"
+    )
     func keysAndRepeat() {
         var translator = WaylandInputTranslator()
         translator.repeatInfo(rate: 20, delayMilliseconds: 300)
-        #expect(translator.keyboardFocus(true, receivedAt: Self.at(999)) == InputEvent(time: Self.time(999, .received), kind: .keyboardFocus(true)))
+        #expect(
+            translator.keyboardFocus(true, receivedAt: Self.at(999))
+                == InputEvent(time: Self.time(999, .received), kind: .keyboardFocus(true)))
         // A modifier (not repeating in the keymap) does not repeat.
-        #expect(translator.key(code: 42, pressed: true, repeats: false, milliseconds: 1_000, receivedAt: Self.at(1_001)) == Self.time(1_000))
+        #expect(
+            translator.key(code: 42, pressed: true, repeats: false, milliseconds: 1_000, receivedAt: Self.at(1_001)) == Self.time(1_000))
         #expect(translator.nextRepeat == nil)
         _ = translator.key(code: 30, pressed: true, repeats: true, milliseconds: 1_010, receivedAt: Self.at(1_011))
         #expect(translator.nextRepeat == Self.at(1_310))
