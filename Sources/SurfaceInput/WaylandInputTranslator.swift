@@ -154,6 +154,14 @@ public struct WaylandInputTranslator: Sendable {
         emit(InputEvent(time: ordered(previous), kind: .pointer(.frame)))
     }
 
+    /// The pointer went away (the seat lost it): a group without its frame is dropped.
+    public mutating func pointerRemoved() {
+        pointerGroup.removeAll(keepingCapacity: true)
+        pendingSteps.removeAll()
+        pendingValue120.removeAll()
+        precise[.pointer] = nil
+    }
+
     private mutating func pointer(_ event: PointerEvent, time: InputTime?, receivedAt: MonotonicInstant, _ emit: (InputEvent) -> Void) {
         if pointerHasFrames {
             pointerGroup.append((event, time))

@@ -97,7 +97,12 @@ public final class WaylandSeatInput {
         hasPointer = caps & WL_SEAT_CAPABILITY_POINTER.rawValue != 0
         hasKeyboard = caps & WL_SEAT_CAPABILITY_KEYBOARD.rawValue != 0
         hasTouch = caps & WL_SEAT_CAPABILITY_TOUCH.rawValue != 0
-        if hasPointer, pointer == nil { bindPointer() } else if !hasPointer { releasePointer() }
+        if hasPointer, pointer == nil {
+            bindPointer()
+        } else if !hasPointer, pointer != nil {
+            releasePointer()
+            translator.pointerRemoved()
+        }
         if hasKeyboard, keyboard == nil { bindKeyboard() } else if !hasKeyboard { releaseKeyboard(stopsRepeat: true) }
         if hasTouch, touch == nil { bindTouch() } else if !hasTouch { releaseTouch() }
     }

@@ -34,6 +34,12 @@ struct WaylandInputTranslatorTests {
                 InputEvent(time: Self.time(5_003), kind: .pointer(.button(.left, isPressed: true))),
                 InputEvent(time: Self.time(5_003), kind: .pointer(.frame))
             ])
+        // The pointer removed mid-group: the group is dropped.
+        out.removeAll()
+        translator.pointerMoved(milliseconds: 5_500, x: 0, y: 0, receivedAt: Self.at(5_501)) { out.append($0) }
+        translator.pointerRemoved()
+        translator.pointerFrame(receivedAt: Self.at(5_502)) { out.append($0) }
+        #expect(out == [InputEvent(time: Self.time(5_502, .received), kind: .pointer(.frame))])
         // A group with no time (leave alone): the frame's read time.
         out.removeAll()
         translator.pointerLeft(receivedAt: Self.at(6_000)) { out.append($0) }
