@@ -2,14 +2,14 @@ import Glibc
 
 /// A private headless sway (wlroots' headless backend, pixman renderer, no input devices) for
 /// tests that need real input: sway's IPC moves its cursor and presses its buttons
-/// (``swaymsg(_:)``: `seat seat0 cursor …`), and `wtype` types through its virtual keyboard
-/// protocol (``wtype(_:)``). Its own runtime directory, socket (sway names it `wayland-1`) and
+/// (`swaymsg(_:)`: `seat seat0 cursor …`), and `wtype` types through its virtual keyboard
+/// protocol (`wtype(_:)`). Its own runtime directory, socket (sway names it `wayland-1`) and
 /// configuration (one output of the size asked for at 0,0, no borders, no bar, no Xwayland);
 /// stopped by ``stop()`` or deinit.
 ///
 /// sway refuses to run as root: as root, it runs as `nobody` (through `setpriv`), owning its
 /// runtime directory. Its seat has a device kind only while such a device exists: see
-/// ``holdVirtualKeyboard()``, and, for a pointer, the virtual pointer of the Wayland backend's
+/// `holdVirtualKeyboard()`, and, for a pointer, the virtual pointer of the Wayland backend's
 /// tests.
 public final class HeadlessSway {
     public enum LaunchError: Error, CustomStringConvertible {
@@ -40,7 +40,7 @@ public final class HeadlessSway {
     public let width: Int, height: Int
 
     private let process: CompositorProcessGroup
-    /// The `wtype` that holds a virtual keyboard (``holdVirtualKeyboard()``).
+    /// The `wtype` that holds a virtual keyboard (`holdVirtualKeyboard()`).
     private var keyboardHolder: ChildProcess?
 
     /// Starts sway headless with one output of `width`×`height` and waits for its Wayland and IPC
@@ -145,7 +145,7 @@ public final class HeadlessSway {
     }
 
     /// Adds a virtual keyboard that stays until ``stop()`` (a `wtype` that waits): the seat then
-    /// keeps its keyboard between ``wtype(_:)`` runs, so a client's `wl_keyboard` is not released
+    /// keeps its keyboard between `wtype(_:)` runs, so a client's `wl_keyboard` is not released
     /// and made again around each run (and a run's first keys are not sent before the client has
     /// its keyboard again). Returns once the seat has a keyboard (a hang guard of 60 s).
     package func holdVirtualKeyboard() async throws {

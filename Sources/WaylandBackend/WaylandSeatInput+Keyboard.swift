@@ -78,7 +78,7 @@ extension WaylandSeatInput {
         return KeyboardEvent(phase: phase, symbol: symbol, code: code, modifiers: modifiers, text: text)
     }
 
-    /// XKB's names of the modifiers ``KeyModifiers`` has (Alt is Mod1, Super Mod4, Num Lock Mod2
+    /// XKB's names of the modifiers `KeyModifiers` has (Alt is Mod1, Super Mod4, Num Lock Mod2
     /// in the keymaps compositors send).
     static let modifierNames: [(String, KeyModifiers)] = [
         ("Shift", .shift), ("Control", .control), ("Mod1", .alt), ("Mod4", .logo), ("Lock", .capsLock), ("Mod2", .numLock)

@@ -10,13 +10,13 @@ internal import CXKBCommon
 // Listener data is this object, unretained: every proxy is destroyed before it goes.
 
 /// The input of the compositor's first seat (`wl_seat`): its pointer, keyboard and touch
-/// devices, as ``InputEvent``s through one callback, ``onInput``.
+/// devices, as `InputEvent`s (module `SurfaceInput`) through one callback, ``onInput``.
 ///
 /// Devices come and go with the seat's capabilities. Event times are on the link's clock
-/// (``WaylandInputTranslator`` says how): precise when the compositor offers
+/// (`WaylandInputTranslator` says how): precise when the compositor offers
 /// `zwp_input_timestamps_manager_v1` (one subscription per device), else its milliseconds.
 /// Keys are resolved with xkbcommon from the compositor's keymap; held keys repeat at its
-/// `repeat_info`, from a timer on the main queue, with phase ``KeyboardEvent/Phase/repeated``.
+/// `repeat_info`, from a timer on the main queue, with phase `KeyboardEvent.Phase.repeated`.
 @MainActor
 public final class WaylandSeatInput {
     /// Called on the main actor with each input event on the connection's surfaces, in order.

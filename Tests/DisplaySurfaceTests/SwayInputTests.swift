@@ -163,5 +163,12 @@ struct SwayInputTests {
         }
         #expect(log.keys.map(\.symbol) == pressesAndRepeats)
         #expect(client.failure == nil)
+
+        // Closing the surface from a key's handler (inside the connection's dispatch): closed at
+        // once, the compositor takes no offence.
+        surface.onKey = { key in if key.symbol == .escape { surface.close() } }
+        #expect(try await sway.wtype(["-k", "Escape"]).termination == .exited(0))
+        #expect(await eventually { surface.isClosed })
+        #expect(sway.isRunning)
     }
 }
