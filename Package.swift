@@ -87,8 +87,8 @@ let package = Package(
         .target(name: "SurfaceInput", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
         .target(
             name: "WaylandBackend",
-            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "KernelCall", "CWayland", "CWaylandClient", "CWaylandEGL",
-                           "CXKBCommon", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "EGLGraphics", "KernelCall", "SurfaceInput", "CWayland", "CWaylandClient",
+                           "CWaylandEGL", "CXKBCommon", .product(name: "Logging", package: "swift-log"),
                            .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
@@ -148,7 +148,7 @@ let package = Package(
         .testTarget(
             name: "DisplaySurfaceTests",
             dependencies: ["DisplaySurface", "OffscreenBackend", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics",
-                           "GLESRenderer"],
+                           "GLESRenderer", "SurfaceInput", "WaylandBackend"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -8,6 +8,8 @@
 #include "fifo-v1-client-protocol.h"
 #include "commit-timing-v1-client-protocol.h"
 #include "fractional-scale-v1-client-protocol.h"
+#include "input-timestamps-unstable-v1-client-protocol.h"
+#include "wlr-virtual-pointer-unstable-v1-client-protocol.h"
 
 const struct wl_interface *cwl_compositor_interface(void) { return &wl_compositor_interface; }
 const struct wl_interface *cwl_output_interface(void) { return &wl_output_interface; }
@@ -18,6 +20,8 @@ const struct wl_interface *cwl_wp_viewporter_interface(void) { return &wp_viewpo
 const struct wl_interface *cwl_wp_fifo_manager_v1_interface(void) { return &wp_fifo_manager_v1_interface; }
 const struct wl_interface *cwl_wp_commit_timing_manager_v1_interface(void) { return &wp_commit_timing_manager_v1_interface; }
 const struct wl_interface *cwl_wp_fractional_scale_manager_v1_interface(void) { return &wp_fractional_scale_manager_v1_interface; }
+const struct wl_interface *cwl_zwp_input_timestamps_manager_v1_interface(void) { return &zwp_input_timestamps_manager_v1_interface; }
+const struct wl_interface *cwl_zwlr_virtual_pointer_manager_v1_interface(void) { return &zwlr_virtual_pointer_manager_v1_interface; }
 
 void *cwl_registry_bind(struct wl_registry *registry, uint32_t name,
                         const struct wl_interface *interface, uint32_t version)

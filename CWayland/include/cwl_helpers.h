@@ -14,6 +14,8 @@ const struct wl_interface *cwl_wp_viewporter_interface(void);
 const struct wl_interface *cwl_wp_fifo_manager_v1_interface(void);
 const struct wl_interface *cwl_wp_commit_timing_manager_v1_interface(void);
 const struct wl_interface *cwl_wp_fractional_scale_manager_v1_interface(void);
+const struct wl_interface *cwl_zwp_input_timestamps_manager_v1_interface(void);
+const struct wl_interface *cwl_zwlr_virtual_pointer_manager_v1_interface(void);
 
 /* wl_registry_bind for an interface given by address, at a negotiated version. */
 void *cwl_registry_bind(struct wl_registry *registry, uint32_t name,

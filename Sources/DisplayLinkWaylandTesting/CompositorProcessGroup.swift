@@ -45,8 +45,15 @@ final class CompositorProcessGroup {
     /// there (socket `SOCKETPREFIX-PID-N`, by default `wayland-LABEL-PID-N`; `environment` added to
     /// the clean one) with its output in `LABEL.log`, and waits for the socket (60 s at most, a
     /// hang guard: compositors start in a second or two). Cleans up everything it made when it throws.
+    ///
+    /// `files` (name → contents) are written into the runtime directory first (a configuration;
+    /// a name may have one directory, made too).
+    /// A compositor that names its socket itself says the name in `fixedSocketName`. With `user`,
+    /// the compositor runs as that user and group (through `setpriv`), owning the runtime
+    /// directory: for a compositor that refuses to run as root (sway).
     init(
         label: String, socketPrefix: String? = nil, root: String?, environment: [String] = [],
+        files: [String: String] = [:], fixedSocketName: String? = nil, user: (uid: uid_t, gid: gid_t)? = nil,
         command: (_ socketName: String) -> [String]
     ) throws(Failure) {
         self.root = root
@@ -57,7 +64,7 @@ final class CompositorProcessGroup {
         }
         runtimeDirectory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         chmod(runtimeDirectory, 0o700)
-        let socketName = "\(socketPrefix ?? "wayland-\(label)")-\(getpid())-\(number)"
+        let socketName = fixedSocketName ?? "\(socketPrefix ?? "wayland-\(label)")-\(getpid())-\(number)"
         socketPath = runtimeDirectory + "/" + socketName
         logPath = runtimeDirectory + "/\(label).log"
 
@@ -66,6 +73,28 @@ final class CompositorProcessGroup {
                 "env", "-i", "XDG_RUNTIME_DIR=\(runtimeDirectory)", "HOME=\(runtimeDirectory)",
                 "XDG_CONFIG_HOME=\(runtimeDirectory)", "PATH=/usr/bin:/bin", "GSETTINGS_BACKEND=memory"
             ] + environment
+        var made = [runtimeDirectory]
+        for (name, contents) in files {
+            // One level of directory at most (`sway/config`).
+            if let slash = name.lastIndex(of: "/") {
+                let directory = runtimeDirectory + "/" + name[..<slash]
+                mkdir(directory, 0o700)
+                made.append(directory)
+            }
+            guard let file = fopen(runtimeDirectory + "/" + name, "w") else {
+                let failure = errno
+                CompositorProcessGroup.removeTree(runtimeDirectory)
+                throw .spawnFailed(failure)
+            }
+            fputs(contents, file)
+            fclose(file)
+            made.append(runtimeDirectory + "/" + name)
+        }
+        var program = command(socketName)
+        if let user {
+            for path in made { chown(path, user.uid, user.gid) }
+            program = ["setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups"] + program
+        }
         let arguments: [String]
         if let root {
             let script = """
@@ -82,9 +111,9 @@ final class CompositorProcessGroup {
                 [
                     "/usr/bin/unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, "sh",
                     root, runtimeDirectory
-                ] + clean + command(socketName)
+                ] + clean + program
         } else {
-            arguments = ["/usr/bin/env"] + clean.dropFirst() + command(socketName)
+            arguments = ["/usr/bin/env"] + clean.dropFirst() + program
         }
         do {
             child = try ChildProcess(arguments, environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"], output: .file(logPath))
@@ -141,6 +170,13 @@ final class CompositorProcessGroup {
         guard !child.isFinished else { return }
         child.kill()
         HeadlessWeston.running.remove(-child.pid)
+    }
+
+    /// Waits (up to `limit`, a hang guard) until `condition` holds or the group's leader ends;
+    /// returns whether it holds.
+    func wait(upTo limit: Duration, until condition: () -> Bool) -> Bool {
+        _ = child.wait(upTo: limit, until: condition)
+        return condition()
     }
 
     /// The compositor's output so far.

@@ -73,13 +73,14 @@ public final class DisplaySurface: FrameSource {
     public private(set) var error: DisplaySurfaceError?
     public private(set) var isClosed = false
 
-    /// Called on the main actor with each key press (XKB keysyms on both backends; on DRM/KMS
-    /// through libinput, each repeat of a key held too).
+    /// Called on the main actor with each key press and repeat (XKB keysyms on both backends):
+    /// the simple form of ``onInput``'s key events.
     public var onKey: ((KeyEvent) -> Void)?
-    /// Called on the main actor with each input event, in order: pointer, touch, keys (press,
-    /// release, repeat, with modifiers and text), keyboard focus. Positions are in points; each
-    /// event's time is on the link's clock. On DRM/KMS from the seat's devices through libinput
-    /// (``Options/readsConsoleKeys``); a terminal's keys give no input events.
+    /// Called on the main actor with each input event on the surface, in the order they
+    /// happened: pointer (enter, leave, motion, buttons, scrolling, each group ended by a frame),
+    /// touch, keys (press, release, repeat, with modifiers and text) and keyboard focus. Each
+    /// carries its time on the links' clock (`CLOCK_MONOTONIC`), and positions are in points.
+    /// On Wayland from the compositor's seat; on DRM/KMS from the console's devices.
     public var onInput: ((InputEvent) -> Void)?
     /// Called once, on the main actor, when the display fails while running (the compositor went
     /// away, a flip failed). The links are invalidated.
@@ -118,9 +119,9 @@ public final class DisplaySurface: FrameSource {
         surfaceBackend.events = SurfaceBackendEvents(
             failed: { [weak self] failure in self?.fail(DisplaySurfaceError(failure)) },
             key: { [weak self] sym in self?.onKey?(KeyEvent(symbol: KeySymbol(rawValue: sym))) },
+            input: { [weak self] event in self?.input(event) },
             resized: { [weak self] w, h in self?.resized(width: w, height: h) },
             closeRequested: { [weak self] in self?.onCloseRequest?() },
-            input: { [weak self] event in self?.onInput?(event) },
             scaleChanged: { [weak self] in self?.scaleChanged() })
         DisplaySurface.log.debug("\(backend.rawValue): \(environment.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         DisplaySurface.openSurfaces.append(WeakSurface(self))
@@ -171,6 +172,15 @@ public final class DisplaySurface: FrameSource {
             }
         }
         throw .noDisplay(tried: attempts)
+    }
+
+    /// An input event: to ``onInput``, and a key press or repeat to ``onKey`` too.
+    private func input(_ event: InputEvent) {
+        guard !isClosed else { return }
+        onInput?(event)
+        if case .key(let key) = event.kind, key.phase != .released, !isClosed {
+            onKey?(KeyEvent(symbol: key.symbol))
+        }
     }
 
     private func resized(width: Int32, height: Int32) {

@@ -62,7 +62,8 @@ final class KMSSurface: DisplaySurfaceBackend {
         }
         do {
             let input = try SeatInput(session: session, width: Double(width), height: Double(height))
-            input.onKey = { [weak self] sym in self?.events.key?(sym) }
+            // Key presses reach onKey from the input events (SurfaceBackendEvents.key is for
+            // the terminal's keys, which give no input events).
             input.onInput = { [weak self] event in self?.events.input?(event) }
             consoleInput = input
             DisplaySurface.log.debug(

@@ -68,7 +68,7 @@ final class WaylandSurface: DisplaySurfaceBackend {
             self.events.scaleChanged?()
         }
         connection.onError = { [weak self] error in self?.events.failed?(SurfaceBackendError(.wayland(error))) }
-        connection.keyboard?.onKeyPress = { [weak self] sym in self?.events.key?(sym) }
+        connection.seatInput?.onInput = { [weak self] event in self?.events.input?(event) }
     }
 
     var width: Int32 { eglWindow?.width ?? 0 }
@@ -127,10 +127,10 @@ final class WaylandSurface: DisplaySurfaceBackend {
         return eglWindow.surface.readPixels(width: eglWindow.width, height: eglWindow.height)
     }
 
-    /// Keys and handlers first, then the frame source's requests, the EGL surface and then the
+    /// Input and handlers first, then the frame source's requests, the EGL surface and then the
     /// wl_egl_window (and the context with its EGL display), the toplevel, and last the connection.
     func close() {
-        connection?.keyboard?.onKeyPress = nil
+        connection?.seatInput?.onInput = nil
         connection?.onError = nil
         window?.onClose = nil
         window?.onResize = nil

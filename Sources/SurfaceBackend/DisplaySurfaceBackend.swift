@@ -13,7 +13,7 @@ import SurfaceInput
 /// - ``beginFrame()`` binds the context to the calling thread; ``present(damage:keepsContextCurrent:)``
 ///   shows the frame and releases the context unless asked to keep it; ``releaseContext()``
 ///   releases it outside a frame.
-/// - ``events`` is how the backend reports what happens to its display (a failure, a key, a new
+/// - ``events`` is how the backend reports what happens to its display (a failure, input, a new
 ///   size, a request to close); each is called on the main actor.
 /// - ``close()`` releases everything in the backend's own order (keys, the frame source, EGL,
 ///   then the display), once; afterwards nothing is reported and nothing can be drawn.
@@ -80,9 +80,12 @@ extension DisplaySurfaceBackend {
 public struct SurfaceBackendEvents {
     /// The display failed while running (the compositor went away, a flip failed).
     public var failed: (@MainActor (SurfaceBackendError) -> Void)?
-    /// A key was pressed (or repeats): its XKB keysym (`xkb_keysym_t`).
+    /// A key was pressed: its XKB keysym (`xkb_keysym_t`). For a backend that has no
+    /// ``input`` of its own: one that reports ``input`` does not call this too (the surface makes
+    /// its key presses from `input`'s key events).
     public var key: (@MainActor (UInt32) -> Void)?
-    /// Input on the surface: pointer, touch, keys, focus (positions in points).
+    /// An input event on the surface (pointer, touch, key, keyboard focus), its time on the
+    /// link's clock; events in the order they happened.
     public var input: (@MainActor (InputEvent) -> Void)?
     /// The drawing size changed to this width and height (pixels); the next frame has it.
     public var resized: (@MainActor (Int32, Int32) -> Void)?
@@ -95,8 +98,8 @@ public struct SurfaceBackendEvents {
     /// Events that go nowhere until set.
     public init(
         failed: (@MainActor (SurfaceBackendError) -> Void)? = nil, key: (@MainActor (UInt32) -> Void)? = nil,
-        resized: (@MainActor (Int32, Int32) -> Void)? = nil, closeRequested: (@MainActor () -> Void)? = nil,
-        input: (@MainActor (InputEvent) -> Void)? = nil, scaleChanged: (@MainActor () -> Void)? = nil
+        input: (@MainActor (InputEvent) -> Void)? = nil, resized: (@MainActor (Int32, Int32) -> Void)? = nil,
+        closeRequested: (@MainActor () -> Void)? = nil, scaleChanged: (@MainActor () -> Void)? = nil
     ) {
         self.failed = failed
         self.key = key

@@ -23,6 +23,13 @@ extension WaylandConnection {
 
     func bindGlobals() {
         guard let registry else { return }
+        // The timestamps manager first: the seat subscribes each device as it appears.
+        if options.bindInputTimestamps, let global = globals.first(where: { $0.interface == "zwp_input_timestamps_manager_v1" }) {
+            let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.inputTimestampsVersion)
+            inputTimestampsManager = OpaquePointer(
+                cwl_registry_bind(registry, global.name, cwl_zwp_input_timestamps_manager_v1_interface(), version))
+            boundVersions.append((global.interface, version))
+        }
         for global in globals {
             switch global.interface {
             case "wl_compositor":
@@ -35,12 +42,10 @@ extension WaylandConnection {
                 wmBase = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_xdg_wm_base_interface(), wmBaseVersion))
                 xdg_wm_base_add_listener(wmBase, WaylandListeners.wmBase, nil)
                 boundVersions.append((global.interface, wmBaseVersion))
-            case "wl_seat" where keyboard == nil:
-                let seat = OpaquePointer(
-                    cwl_registry_bind(
-                        registry, global.name, cwl_seat_interface(),
-                        WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.seatVersion)))
-                keyboard = WaylandKeyboard(seat: seat!)
+            case "wl_seat" where seatInput == nil:
+                let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.seatVersion)
+                guard let seat = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_seat_interface(), version)) else { break }
+                seatInput = WaylandSeatInput(seat: seat, version: version, timestampsManager: inputTimestampsManager)
             case "wp_presentation" where options.bindPresentationTime:
                 let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.presentationVersion)
                 presentation = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_presentation_interface(), version))

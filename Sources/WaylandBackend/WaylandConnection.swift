@@ -29,6 +29,9 @@ public final class WaylandConnection {
         /// Bind `wp_fifo_manager_v1` when offered: each refresh's commit sets a FIFO barrier and
         /// waits for the previous one.
         public var bindFifo = true
+        /// Bind `zwp_input_timestamps_manager_v1` when offered: input events then carry the
+        /// compositor's precise timestamps rather than its milliseconds.
+        public var bindInputTimestamps = true
         /// How long connecting (and opening a window) waits for each reply of the compositor
         /// before failing with ``WaylandError/notResponding(socket:seconds:)``: a compositor that
         /// accepted the connection but is stopped or hung would otherwise block the caller for
@@ -36,11 +39,12 @@ public final class WaylandConnection {
         public var replyTimeout: Nanoseconds = WaylandConnection.defaultReplyTimeout
         public init(
             bindPresentationTime: Bool = true, bindCommitTiming: Bool = true, bindFifo: Bool = true,
-            replyTimeout: Nanoseconds = WaylandConnection.defaultReplyTimeout
+            bindInputTimestamps: Bool = true, replyTimeout: Nanoseconds = WaylandConnection.defaultReplyTimeout
         ) {
             self.bindPresentationTime = bindPresentationTime
             self.bindCommitTiming = bindCommitTiming
             self.bindFifo = bindFifo
+            self.bindInputTimestamps = bindInputTimestamps
             self.replyTimeout = replyTimeout
         }
     }
@@ -77,13 +81,14 @@ public final class WaylandConnection {
     /// `wp_viewporter` and `wp_fractional_scale_manager_v1`, when offered (fractional scales).
     var viewporter: OpaquePointer?
     var fractionalScaleManager: OpaquePointer?
+    var inputTimestampsManager: OpaquePointer?
     /// The versions bound, by interface (for ``timingProtocols``).
     var boundVersions: [(String, UInt32)] = []
     /// The compositor's outputs (`wl_output`), in the order it advertised them; outputs it
     /// removes leave the list (e.g. for ``WaylandWindow/setFullscreen(on:)``).
     public internal(set) var outputs: [WaylandOutput] = []
-    /// The first seat's keyboard, when the compositor has a seat.
-    public internal(set) var keyboard: WaylandKeyboard?
+    /// The first seat's input (pointer, keyboard, touch), when the compositor has a seat.
+    public internal(set) var seatInput: WaylandSeatInput?
     /// The version of `xdg_wm_base` bound (6 and above: the `suspended` state).
     public internal(set) var wmBaseVersion: UInt32 = 0
 
@@ -184,8 +189,11 @@ public final class WaylandConnection {
     private func teardown() {
         guard !tornDown else { return }
         tornDown = true
-        keyboard?.destroy()
-        keyboard = nil
+        // The seat's devices (and their timestamp objects) before the manager they came from.
+        seatInput?.destroy()
+        seatInput = nil
+        if let inputTimestampsManager { zwp_input_timestamps_manager_v1_destroy(inputTimestampsManager) }
+        inputTimestampsManager = nil
         for output in outputs { output.destroy() }
         outputs.removeAll()
         if let presentation { wp_presentation_destroy(presentation) }

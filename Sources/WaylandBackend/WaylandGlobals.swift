@@ -29,7 +29,8 @@ enum WaylandGlobals {
     static let commitTimingVersion: UInt32 = 1
     static let fifoVersion: UInt32 = 1
     static let outputVersion: UInt32 = 4  // wl_output.name / description
-    static let seatVersion: UInt32 = 5
+    static let seatVersion: UInt32 = 8  // wl_pointer frames (5), axis_value120 (8); wl_touch shape (6)
+    static let inputTimestampsVersion: UInt32 = 1
     static let viewporterVersion: UInt32 = 1
     static let fractionalScaleVersion: UInt32 = 1
 }
