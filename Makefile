@@ -142,7 +142,7 @@ test-sanitizers: deps
 CALLGRIND_FRAMES ?= 10
 PEER_CC ?= clang
 NAIVE_PEER := Benchmarks/.build/naive-views
-$(NAIVE_PEER): Benchmarks/Peers/naive-views.c CWayland/xdg-shell-protocol.c
+$(NAIVE_PEER): Benchmarks/Peers/naive-views.c CWayland/xdg-shell-protocol.c CWayland/presentation-time-protocol.c
 	@mkdir -p $(dir $@)
 	$(PEER_CC) -O2 -Wall -Wextra -Wno-unused-parameter $^ -ICWayland/include \
 	  $$(pkg-config --cflags --libs wayland-client wayland-egl egl glesv2) -lm -o $@
@@ -185,6 +185,24 @@ bench-peers: deps
 	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)
 	@# The binary from the build directory BUILD_FLAGS selects (e.g. --scratch-path).
 	@Benchmarks/Scripts/peers-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" $(PEERS_SECONDS)
+
+# Latency (issue 25): callback-to-presentation time of the bounce scene (250x250, no HUD, release
+# build, LATENCY_SECONDS per run) in throughput and low-latency (--low-latency) modes side by side,
+# quiet, on weston 10 (host), weston 16, mutter 50 and kwin 6.7 (Debian forky root), with the naive
+# peer (60 views, paced by its swap; latency from wp_presentation) on each, and on vkms in the VM
+# (640x480, LATENCY_VM_FRAMES frames per mode, one boot): median and p99 latency from frame 3 on,
+# missed frames per 1000, median |target − presented|, low latency's median over throughput's;
+# then the first ten frames of the low-latency run on weston 16
+# (Benchmarks/Scripts/latency-table; reports in out/bench-latency/). Figures only: fails only when a
+# run itself fails.
+.PHONY: bench-latency
+LATENCY_SECONDS ?= 10
+LATENCY_VM_FRAMES ?= 600
+bench-latency: deps $(NAIVE_PEER)
+	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)
+	@# The binary from the build directory BUILD_FLAGS selects (e.g. --scratch-path).
+	@Benchmarks/Scripts/latency-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" \
+	  $(LATENCY_SECONDS) $(LATENCY_VM_FRAMES) $(NAIVE_PEER)
 
 # DRM figures in the VM (Scripts/vkms-vm), release build, 640x480: on vkms the bounce and scroll
 # scenes with atomic and with legacy KMS (one VM boot), then bounce on bochs (no vblank events:

@@ -5,13 +5,20 @@
 // whole, one draw call per view with its uniforms; paced as weston-simple-egl is (swap interval 1:
 // Mesa waits for the frame callback inside eglSwapBuffers).
 //
-//   naive-views [--views N] [--size WxH] [--seconds S]    (stops on SIGINT/SIGTERM too)
+//   naive-views [--views N] [--size WxH] [--seconds S] [--latency FILE]    (stops on SIGINT/SIGTERM too)
 //
-// Built by `make bench` with the system C compiler against the project's generated xdg-shell code.
+// --latency FILE (for `make bench-latency`): asks wp_presentation for each frame's feedback and writes
+// one line a frame, `INDEX BEGAN PRESENTED` in seconds on the compositor's presentation clock (BEGAN:
+// when the frame's drawing began, the loop's top, after the previous swap returned; PRESENTED: `-`
+// when the frame was discarded or its fate never came), after a first line `# clock ID`.
+//
+// Built by `make bench` with the system C compiler against the project's generated xdg-shell and
+// presentation-time code.
 #include <EGL/egl.h>
 #include <GLES2/gl2.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +26,20 @@
 #include <wayland-client.h>
 #include <wayland-egl.h>
 
+#include "presentation-time-client-protocol.h"
 #include "xdg-shell-client-protocol.h"
 
 static struct wl_compositor *compositor;
 static struct xdg_wm_base *wm_base;
+static struct wp_presentation *presentation;
+static clockid_t presentation_clock = CLOCK_MONOTONIC;
 static int configured, width = 250, height = 250;
 static volatile sig_atomic_t stop;
 
 static void on_global(void *data, struct wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
     if (strcmp(interface, "wl_compositor") == 0) compositor = wl_registry_bind(registry, name, &wl_compositor_interface, 4);
     if (strcmp(interface, "xdg_wm_base") == 0) wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, 1);
+    if (strcmp(interface, "wp_presentation") == 0) presentation = wl_registry_bind(registry, name, &wp_presentation_interface, 1);
 }
 static void on_global_remove(void *data, struct wl_registry *registry, uint32_t name) {}
 static const struct wl_registry_listener registry_listener = {on_global, on_global_remove};
@@ -46,6 +57,30 @@ static void on_toplevel_capabilities(void *data, struct xdg_toplevel *toplevel, 
 static const struct xdg_toplevel_listener toplevel_listener = {on_toplevel_configure, on_toplevel_close, on_toplevel_bounds,
                                                                on_toplevel_capabilities};
 static void on_signal(int sig) { stop = 1; }
+
+// --latency: when each frame's drawing began and when it was presented (-1: not known), seconds.
+typedef struct { double began, presented; } FrameTimes;
+static FrameTimes *frame_times;
+static long frame_capacity, feedback_pending;
+static void on_clock_id(void *data, struct wp_presentation *p, uint32_t clock) { presentation_clock = (clockid_t)clock; }
+static const struct wp_presentation_listener presentation_listener = {on_clock_id};
+static void on_sync_output(void *data, struct wp_presentation_feedback *f, struct wl_output *output) {}
+static void on_presented(void *data, struct wp_presentation_feedback *f, uint32_t sec_hi, uint32_t sec_lo, uint32_t nsec,
+                         uint32_t refresh, uint32_t seq_hi, uint32_t seq_lo, uint32_t flags) {
+    frame_times[(intptr_t)data].presented = (double)(((uint64_t)sec_hi << 32) | sec_lo) + nsec / 1e9;
+    wp_presentation_feedback_destroy(f);
+    feedback_pending--;
+}
+static void on_discarded(void *data, struct wp_presentation_feedback *f) {
+    wp_presentation_feedback_destroy(f);
+    feedback_pending--;
+}
+static const struct wp_presentation_feedback_listener feedback_listener = {on_sync_output, on_presented, on_discarded};
+static double now_on(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static const char *vertex_source =
     "attribute vec2 a_corner;\n"
@@ -98,10 +133,12 @@ static const float palette[8][3] = {{0.95f, 0.33f, 0.31f}, {0.98f, 0.66f, 0.23f}
 int main(int argc, char **argv) {
     int count = 60;
     double seconds = 0;
+    const char *latency_path = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--views") == 0) count = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--size") == 0) sscanf(argv[i + 1], "%dx%d", &width, &height);
         else if (strcmp(argv[i], "--seconds") == 0) seconds = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--latency") == 0) latency_path = argv[i + 1];
         else { fprintf(stderr, "naive-views: unknown argument %s\n", argv[i]); return 2; }
     }
     if (count < 1 || width < 16 || height < 16) { fprintf(stderr, "naive-views: bad arguments\n"); return 2; }
@@ -114,6 +151,11 @@ int main(int argc, char **argv) {
     wl_registry_add_listener(registry, &registry_listener, NULL);
     wl_display_roundtrip(display);
     if (!compositor || !wm_base) { fprintf(stderr, "naive-views: wl_compositor or xdg_wm_base missing\n"); return 1; }
+    if (latency_path) {
+        if (!presentation) { fprintf(stderr, "naive-views: --latency: the compositor offers no wp_presentation\n"); return 1; }
+        wp_presentation_add_listener(presentation, &presentation_listener, NULL);
+        wl_display_roundtrip(display);  // clock_id
+    }
     xdg_wm_base_add_listener(wm_base, &wm_base_listener, NULL);
     struct wl_surface *surface = wl_compositor_create_surface(compositor);
     struct xdg_surface *xsurface = xdg_wm_base_get_xdg_surface(wm_base, surface);
@@ -170,6 +212,18 @@ int main(int argc, char **argv) {
         double t = now.tv_sec + now.tv_nsec / 1e9, dt = frames == 0 ? 0 : t - last;
         last = t;
         if (seconds > 0 && t - start >= seconds) break;
+        if (latency_path) {
+            if (frames == frame_capacity) {
+                frame_capacity = frame_capacity ? 2 * frame_capacity : 1024;
+                frame_times = realloc(frame_times, (size_t)frame_capacity * sizeof *frame_times);
+                if (!frame_times) { fprintf(stderr, "naive-views: out of memory\n"); return 1; }
+            }
+            frame_times[frames] = (FrameTimes){now_on(presentation_clock), -1};
+            // For the next commit of the surface: the one eglSwapBuffers makes below.
+            struct wp_presentation_feedback *feedback = wp_presentation_feedback(presentation, surface);
+            wp_presentation_feedback_add_listener(feedback, &feedback_listener, (void *)(intptr_t)frames);
+            feedback_pending++;
+        }
         glClear(GL_COLOR_BUFFER_BIT);
         for (int i = 0; i < count; i++) {
             View *v = &views[i];
@@ -188,6 +242,22 @@ int main(int argc, char **argv) {
         if (wl_display_dispatch_pending(display) == -1) break;
     }
     fprintf(stderr, "naive-views: %ld frames\n", frames);
+    if (latency_path) {
+        // The last frames' feedback: up to 1 s more of the compositor's events.
+        double until = now_on(CLOCK_MONOTONIC) + 1;
+        while (feedback_pending > 0 && now_on(CLOCK_MONOTONIC) < until && wl_display_roundtrip(display) != -1) {
+            nanosleep(&(struct timespec){0, 5000000}, NULL);
+        }
+        FILE *file = fopen(latency_path, "w");
+        if (!file) { fprintf(stderr, "naive-views: cannot write %s\n", latency_path); return 1; }
+        fprintf(file, "# clock %d\n", (int)presentation_clock);
+        for (long i = 0; i < frames; i++) {
+            if (frame_times[i].presented < 0) fprintf(file, "%ld %.9f -\n", i, frame_times[i].began);
+            else fprintf(file, "%ld %.9f %.9f\n", i, frame_times[i].began, frame_times[i].presented);
+        }
+        fclose(file);
+        free(frame_times);
+    }
     eglMakeCurrent(egl, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroySurface(egl, window);
     wl_egl_window_destroy(native);

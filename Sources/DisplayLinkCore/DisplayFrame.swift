@@ -33,11 +33,16 @@ public struct DisplayFrame: Sendable, Hashable {
     /// When this frame must be submitted at the latest to be shown at ``targetTimestamp``, and
     /// what that rests on; nil while the source has learned none.
     public var deadline: FrameDeadline?
+    /// How long the program's callbacks have taken from their start to their frame's submission,
+    /// as the source has learned it (rising at once on a slow frame, decaying slowly; without the
+    /// margin a low-latency start adds); nil while none was measured or the source learns none.
+    public var renderEstimate: Nanoseconds?
 
     public init(
         timestamp: MonotonicInstant, targetTimestamp: MonotonicInstant, duration: Nanoseconds,
         delta: Nanoseconds, sequence: UInt64, missedFrames: Int, provenance: TimestampProvenance,
-        refreshIndex: UInt64, frameInterval: Int, deadline: FrameDeadline? = nil
+        refreshIndex: UInt64, frameInterval: Int, deadline: FrameDeadline? = nil,
+        renderEstimate: Nanoseconds? = nil
     ) {
         self.timestamp = timestamp
         self.targetTimestamp = targetTimestamp
@@ -49,6 +54,7 @@ public struct DisplayFrame: Sendable, Hashable {
         self.refreshIndex = refreshIndex
         self.frameInterval = frameInterval
         self.deadline = deadline
+        self.renderEstimate = renderEstimate
     }
 
     /// `delta` in seconds.

@@ -37,6 +37,9 @@ public final class DisplayLink {
     /// When this frame must be submitted at the latest to be shown at ``targetTimestamp``
     /// (``DisplayFrame/deadline``); nil while the source has learned none.
     public var deadline: Double? { frame.deadline?.time.seconds }
+    /// The program's render time the source has learned, in seconds
+    /// (``DisplayFrame/renderEstimate``); nil while none was measured.
+    public var renderEstimate: Double? { frame.renderEstimate?.seconds }
 
     // MARK: Control
 
@@ -241,7 +244,8 @@ public final class DisplayLink {
             provenance: refresh.provenance,
             refreshIndex: refresh.index,
             frameInterval: interval,
-            deadline: refresh.deadline
+            deadline: refresh.deadline,
+            renderEstimate: refresh.renderEstimate
         )
         if let action, let target {
             action(target, self)

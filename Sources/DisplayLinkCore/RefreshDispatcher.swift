@@ -79,7 +79,8 @@ public final class RefreshDispatcher {
             followsStall: event.followsStall,
             index: index,
             // Only for the source's own target: a deadline for another time says nothing.
-            deadline: sourceTarget == nil ? nil : event.deadline
+            deadline: sourceTarget == nil ? nil : event.deadline,
+            renderEstimate: event.renderEstimate
         )
         recentTargets[Int(index % UInt64(recentTargets.count))] = (index, target)
         dispatchDepth += 1
@@ -236,4 +237,5 @@ struct ResolvedRefresh {
     var followsStall: Bool
     var index: UInt64
     var deadline: FrameDeadline?
+    var renderEstimate: Nanoseconds?
 }

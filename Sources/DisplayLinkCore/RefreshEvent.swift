@@ -17,6 +17,10 @@ public struct RefreshEvent: Sendable, Hashable {
     /// When the frame prepared for ``targetTimestamp`` must be submitted at the latest (nil:
     /// not learned yet, or the source learns none).
     public var deadline: FrameDeadline?
+    /// The program's render time the source has learned, from a callback's start to its frame's
+    /// submission, without the margin a low-latency start adds (nil: none measured yet, or the
+    /// source learns none).
+    public var renderEstimate: Nanoseconds?
     /// True on the first refresh after the source stopped delivering for a while (surface hidden,
     /// feedback lost, source restarted): links apply their ``DisplayLink/StallPolicy`` to it.
     public var followsStall: Bool
@@ -28,7 +32,8 @@ public struct RefreshEvent: Sendable, Hashable {
         targetTimestamp: MonotonicInstant? = nil,
         provenance: TimestampProvenance,
         followsStall: Bool = false,
-        deadline: FrameDeadline? = nil
+        deadline: FrameDeadline? = nil,
+        renderEstimate: Nanoseconds? = nil
     ) {
         self.timestamp = timestamp
         self.sequence = sequence
@@ -37,6 +42,7 @@ public struct RefreshEvent: Sendable, Hashable {
         self.provenance = provenance
         self.followsStall = followsStall
         self.deadline = deadline
+        self.renderEstimate = renderEstimate
     }
 }
 

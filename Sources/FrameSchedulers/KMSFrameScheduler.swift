@@ -164,14 +164,15 @@ public struct KMSFrameScheduler: Sendable {
             let timestamp = monotonic(current.time)
             let event = RefreshEvent(
                 timestamp: timestamp, sequence: current.sequence, refreshPeriod: period,
-                targetTimestamp: timestamp + period, provenance: .hardwareVBlank, followsStall: true)
+                targetTimestamp: timestamp + period, provenance: .hardwareVBlank, followsStall: true,
+                renderEstimate: renderTime.estimate)
             began(timestamp: timestamp, sequence: current.sequence, periods: 1, refreshIndex: refreshIndex, now: now)
             return .dispatch(event)
         }
         let timestamp = monotonic(now)
         let event = RefreshEvent(
             timestamp: timestamp, sequence: nil, refreshPeriod: period,
-            targetTimestamp: timestamp + period, provenance: .frameCallbackEstimate)
+            targetTimestamp: timestamp + period, provenance: .frameCallbackEstimate, renderEstimate: renderTime.estimate)
         began(timestamp: timestamp, sequence: nil, periods: 1, refreshIndex: refreshIndex, now: now)
         return .dispatch(event)
     }
@@ -319,7 +320,7 @@ public struct KMSFrameScheduler: Sendable {
             timestamp: timestamp, sequence: sequence, refreshPeriod: period,
             targetTimestamp: targetTimestamp,
             provenance: .hardwareVBlank, followsStall: followsStall,
-            deadline: deadlines.deadline(forTarget: targetTimestamp))
+            deadline: deadlines.deadline(forTarget: targetTimestamp), renderEstimate: renderTime.estimate)
         began(timestamp: timestamp, sequence: sequence, periods: periods, refreshIndex: refreshIndex, now: now)
         return event
     }

@@ -135,7 +135,8 @@ extension WaylandRefreshScheduler {
         let event = RefreshEvent(
             timestamp: timestamp, sequence: lastSequence, refreshPeriod: period,
             targetTimestamp: target, provenance: provenance, followsStall: followsStall,
-            deadline: provenance == .timerFallback ? nil : deadlines.deadline(forTarget: target))
+            deadline: provenance == .timerFallback ? nil : deadlines.deadline(forTarget: target),
+            renderEstimate: renderTime.estimate)
         // FIFO: compositor-paced refreshes once mapped; never a timer tick (see <doc:WaylandScheduling>).
         let fifo = timeline.latest != nil && provenance != .timerFallback
         return Refresh(

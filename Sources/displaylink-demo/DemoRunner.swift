@@ -341,7 +341,8 @@ final class DemoRunner {
                 print(
                     "report: \(path): \(s.frames) frames, \(s.presented) presented, median interval "
                         + "\(ms(s.medianInterval)) ms, p99 \(ms(s.p99Interval)) ms, median |target−presented| "
-                        + "\(ms(s.medianPredictionError)) ms, cpu/frame \(ms(s.cpuPerFrame)) ms, presented per refresh "
+                        + "\(ms(s.medianPredictionError)) ms, median latency \(ms(s.medianLatency)) ms, p99 \(ms(s.p99Latency)) ms, "
+                        + "cpu/frame \(ms(s.cpuPerFrame)) ms, presented per refresh "
                         + "\(ratio(s.presentedPerRefresh))\(s.refreshShare.map { " = \($0)" } ?? "") (after "
                         + "\(FrameReport.startupFrames) start-up frames \(ratio(s.presentedPerRefreshAfterStartup))"
                         + "\(s.refreshShareAfterStartup.map { " = \($0)" } ?? ""))")

@@ -21,6 +21,10 @@ struct FrameReport {
         var p99Interval: Double?
         var stddevInterval: Double?
         var medianPredictionError: Double?
+        /// Median and 99th percentile of presented − callback_at over the presented frames from
+        /// ``FrameReport/latencyWarmupFrames`` on (nil: none).
+        var medianLatency: Double?
+        var p99Latency: Double?
         var cpuPerFrame: Double
         var presentedRate: Double?
         /// The share of the display's refreshes that showed a new frame, from the first
@@ -36,6 +40,10 @@ struct FrameReport {
 
     /// Frames counted as start-up in ``Summary/presentedPerRefreshAfterStartup``.
     static let startupFrames = 10
+
+    /// Frames left out of ``Summary/medianLatency`` and ``Summary/p99Latency``: the first
+    /// commit and the shaders' first use (the benchmark scripts leave out the same three).
+    static let latencyWarmupFrames = 3
 
     /// Refreshes that showed a new frame, out of the refreshes that happened from the first
     /// presentation to the last.
@@ -90,6 +98,9 @@ struct FrameReport {
         let presentedTimes = records.compactMap { $0.presented?.seconds }
         let intervals = zip(presentedTimes.dropFirst(), presentedTimes).map { $0 - $1 }
         let errors = records.compactMap { r in r.presented.map { abs(r.frame.targetTimestamp.seconds - $0.seconds) } }
+        let latencies = records.dropFirst(FrameReport.latencyWarmupFrames).compactMap { r in
+            r.presented.map { $0.seconds - r.callbackAt.seconds }
+        }
         let cpu = records.map(\.cpuTime)
         var rate: Double?
         if let first = presentedTimes.first, let last = presentedTimes.last, last > first {
@@ -108,6 +119,8 @@ struct FrameReport {
             p99Interval: Statistics.percentile(intervals, 0.99),
             stddevInterval: Statistics.standardDeviation(intervals),
             medianPredictionError: Statistics.percentile(errors, 0.5),
+            medianLatency: Statistics.percentile(latencies, 0.5),
+            p99Latency: Statistics.percentile(latencies, 0.99),
             cpuPerFrame: cpu.isEmpty ? 0 : cpu.reduce(0, +) / Double(cpu.count),
             presentedRate: rate,
             presentedPerRefresh: share?.share,
@@ -140,7 +153,8 @@ struct FrameReport {
                 ("submitted_at", .number(r.submittedAt.seconds)),
                 ("refresh_index", .int(Int(truncatingIfNeeded: r.frame.refreshIndex))),
                 ("presentation_flags", r.presentationFlags.map { .array($0.names.map { .string($0) }) } ?? .null),
-                ("commit_target", r.commitTarget.map { .number($0.seconds) } ?? .null)
+                ("commit_target", r.commitTarget.map { .number($0.seconds) } ?? .null),
+                ("render_estimate", r.frame.renderEstimate.map { .number($0.seconds) } ?? .null)
             ]
             if let s = r.scroll {
                 fields += [
@@ -163,6 +177,8 @@ struct FrameReport {
                 ("p99_interval", s.p99Interval.map { .number($0) } ?? .null),
                 ("stddev_interval", s.stddevInterval.map { .number($0) } ?? .null),
                 ("median_prediction_error", s.medianPredictionError.map { .number($0) } ?? .null),
+                ("median_latency", s.medianLatency.map { .number($0) } ?? .null),
+                ("p99_latency", s.p99Latency.map { .number($0) } ?? .null),
                 ("cpu_per_frame", .number(s.cpuPerFrame)),
                 ("presented_rate", s.presentedRate.map { .number($0) } ?? .null),
                 ("presented_per_refresh", s.presentedPerRefresh.map { .number($0) } ?? .null),

@@ -87,7 +87,8 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "On Wayland, order frames with FIFO barriers when the compositor offers the FIFO protocol.")
     var fifo = true
 
-    @Flag(help: "On DRM/KMS, start each frame as late as its deadline less the learned render time allows (lower latency).")
+    @Flag(
+        help: "On Wayland and DRM/KMS, start each frame as late as its deadline less the learned render time allows (lower latency).")
     var lowLatency = false
 
     @Flag(help: "Start a private headless weston for this run and stop it afterwards.")

@@ -9,13 +9,13 @@ struct DemoReportTests {
     static let frameFields = [
         "index", "timestamp", "target_timestamp", "duration", "delta", "sequence", "missed",
         "provenance", "presented", "cpu_time", "callback_at", "encoded_at", "submitted_at", "deadline",
-        "deadline_provenance"
+        "deadline_provenance", "render_estimate"
     ]
     static let summaryFields = [
         "frames", "presented", "discarded", "missed", "median_interval", "p99_interval",
         "stddev_interval", "median_prediction_error", "cpu_per_frame", "presented_rate",
         "presented_per_refresh", "startup_frames", "presented_per_refresh_after_startup",
-        "refreshes", "refreshes_after_startup"
+        "refreshes", "refreshes_after_startup", "median_latency", "p99_latency"
     ]
 
     /// The contract every report keeps, at any machine speed: nothing here depends on how fast the
@@ -231,6 +231,41 @@ struct DemoReportTests {
         #expect(FrameReport.refreshShare([]) == nil)
         let noPeriod = [Self.record(duration: 0, presented: t0, at: 0), Self.record(duration: 0, presented: t0 + p, at: 1)]
         #expect(FrameReport.refreshShare(noPeriod[...]) == nil)
+    }
+
+    @Test(
+        """
+        latency: presented − callback_at over the presented frames from frame 3 on, median and p99 by nearest rank, in the summary and \
+        the JSON; render_estimate per frame, null when unknown
+        """
+    )
+    func latencySummary() throws {
+        // Callbacks 1 ms apart (the helper's times); frames 0–2 took 100 ms (left out), frame 5
+        // was never presented, the others 10, 11, … ms after their callbacks.
+        let milliseconds: [Int64?] = [100, 100, 100, 10, 11, nil, 12, 13, 14, 40]
+        var records = milliseconds.indices.map { i in
+            Self.record(duration: 16_666_667, presented: milliseconds[i].map { 1_000_000_000 + (Int64(i) + $0) * 1_000_000 }, at: i)
+        }
+        records[4].frame.renderEstimate = Nanoseconds(2_000_000)
+        let report = FrameReport(
+            backend: "wayland", scene: "bounce", environment: [], records: records, discarded: 0, sceneCount: ("views", 60))
+        // Six latencies, 10…14 and 40 ms: rank 0.5 · 5 = 2.5, rounded away from zero, → the 4th (13 ms);
+        // 0.99 · 5 → the 6th (40 ms).
+        let summary = report.summary
+        #expect(Self.same(summary.medianLatency, 0.013))
+        #expect(Self.same(summary.p99Latency, 0.040))
+        let json = try #require(JSONSerialization.jsonObject(with: Data(report.json().utf8)) as? [String: Any])
+        let fields = try #require(json["summary"] as? [String: Any])
+        #expect(Self.same(fields["median_latency"] as? Double, 0.013))
+        #expect(Self.same(fields["p99_latency"] as? Double, 0.040))
+        let frames = try #require(json["frames"] as? [[String: Any]])
+        #expect(frames[4]["render_estimate"] as? Double == 0.002)
+        #expect(frames[3]["render_estimate"] is NSNull)
+        // None presented after the warm-up: no latency.
+        let early = FrameReport(
+            backend: "wayland", scene: "bounce", environment: [], records: Array(records.prefix(3)), discarded: 0,
+            sceneCount: ("views", 60))
+        #expect(early.summary.medianLatency == nil && early.summary.p99Latency == nil)
     }
 
     @Test("presented per refresh: for arbitrary frame lists, a share in (0, 1] of the distinct presentation times after the first")

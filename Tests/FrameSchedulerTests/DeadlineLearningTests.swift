@@ -213,9 +213,12 @@ struct WaylandLowLatencyTests {
         #expect(invariantViolations(low).isEmpty)
         // Refreshes 0 to 4 start at once: the period rests on three measured intervals from refresh 5.
         for k in 0..<5 { #expect(low.starts[k] == low.arrivals[k], "refresh \(k)") }
+        // The render time the events carry: none before the first commit, then the 2 ms drawn.
+        #expect(low.refreshes[0].event.renderEstimate == nil)
         for k in 5..<low.refreshes.count - 1 {
             let refresh = low.refreshes[k]
             #expect(refresh.event.deadline?.provenance == .prior, "refresh \(k)")
+            #expect(refresh.event.renderEstimate == Nanoseconds(2 * ms), "refresh \(k)")
             #expect(low.starts[k] == Self.target(refresh) - 11 * ms, "refresh \(k)")
             #expect(low.presentedTimes[UInt64(k)] == Self.target(refresh), "refresh \(k)")
         }
@@ -261,9 +264,12 @@ struct KMSLowLatencyTests {
         #expect(h.violations.isEmpty)
         // From the second callback (the render time known): the driver's latch (1 ms) and the
         // budget (2 ms drawing + 1 ms margin) before the target.
+        #expect(h.frames[0].renderEstimate == nil)
         for k in 2..<h.frames.count - 1 {
             let frame = h.frames[k]
             #expect(frame.deadline?.provenance == .prior, "callback \(k)")
+            // The render time the frames carry, through the link: the 2 ms drawn.
+            #expect(frame.renderEstimate == Nanoseconds(2 * Self.ms), "callback \(k)")
             #expect(h.callbackStarts[k] == frame.targetTimestamp - Nanoseconds(4 * Self.ms), "callback \(k)")
             #expect(h.presented[frame.refreshIndex]?.time == frame.targetTimestamp, "callback \(k)")
         }
