@@ -9,28 +9,29 @@ import DisplayLinkCore
 /// - A submission `lead` before a target it made bounds the lead needed from above: the smallest
 ///   such lead among the recent ones is known to suffice.
 /// - A submission that missed its target with `lead` bounds it from below: the needed lead is
-///   larger than the largest such lead among the recent ones.
+///   larger than the largest such lead among the recent ones. A miss with a lead at least as long
+///   as one that made it contradicts the latch (a compositor or driver that stalled once, a
+///   loaded machine): it says nothing about the latch and is not counted.
 /// - The deadline is the target less the known-sufficient lead (`FrameDeadline.Provenance.sufficient`)
 ///   until a miss brackets it; then the middle of the bracket
 ///   (`FrameDeadline.Provenance.bracketed`). With no outcome that made its target, there is none:
 ///   nothing is invented.
 ///
-/// The recent outcomes are the last ``window`` of each kind, so a compositor or driver that
-/// changes its latch is followed. Pure value type: no clock reads, no allocation after init.
+/// The recent outcomes are those of the last ``window`` frames, so a compositor or driver that
+/// changes its latch is followed, and a miss from a passing stall is forgotten. Pure value type:
+/// no clock reads, no allocation after init.
 public struct SubmitDeadlineLearner: Sendable {
-    /// How many recent outcomes of each kind (made, missed) bound the lead.
+    /// How many recent frames' outcomes bound the lead.
     public static let window = 64
 
     /// The lead the source assumes before anything says otherwise (nil: none; see
     /// `FrameDeadline.Provenance.prior`): planned with until a frame is shown with less, and
     /// given up for the bracket once a frame misses at it.
     public var prior: Nanoseconds?
-    private var made: LeadRing
-    private var missed: LeadRing
+    private var outcomes: OutcomeRing
 
     public init() {
-        made = LeadRing()
-        missed = LeadRing()
+        outcomes = OutcomeRing()
     }
 
     /// A frame submitted at `submitted` for `target` was presented at `presented`; `period` is the
@@ -42,38 +43,42 @@ public struct SubmitDeadlineLearner: Sendable {
     ) {
         let lead = (target - submitted).value
         let late = (presented - target).value
-        if late < period.value / 2 {
-            made.add(lead)
-        } else {
-            missed.add(lead)
-        }
+        outcomes.add(lead: lead, made: late < period.value / 2)
     }
 
     /// The shortest lead among the recent submissions that made their targets (nil: none).
-    public var sufficientLead: Nanoseconds? { made.minimum.map(Nanoseconds.init) }
-    /// The longest lead among the recent submissions that missed their targets (nil: none).
-    public var insufficientLead: Nanoseconds? { missed.maximum.map(Nanoseconds.init) }
+    public var sufficientLead: Nanoseconds? { outcomes.shortestMade.map(Nanoseconds.init) }
+    /// The longest lead among the recent submissions that missed their targets and are shorter
+    /// than ``sufficientLead`` (nil: none).
+    public var insufficientLead: Nanoseconds? { outcomes.longestMissed(below: outcomes.shortestMade).map(Nanoseconds.init) }
 
     /// The lead to plan with, and what it rests on (nil: nothing made its target yet).
     public var lead: (lead: Nanoseconds, provenance: FrameDeadline.Provenance)? {
-        if let prior = prior?.value { return leadWith(prior: prior) }
-        guard let sufficient = made.minimum else { return nil }
-        guard let insufficient = missed.maximum, insufficient < sufficient else { return (Nanoseconds(sufficient), .sufficient) }
-        // Rounded up: the middle of the bracket, never below a lead that missed.
-        return (Nanoseconds(insufficient + (sufficient - insufficient + 1) / 2), .bracketed)
+        let sufficient = outcomes.shortestMade
+        let insufficient = outcomes.longestMissed(below: sufficient)
+        if let prior = prior?.value { return leadWith(prior: prior, sufficient: sufficient, insufficient: insufficient) }
+        guard let sufficient else { return nil }
+        guard let insufficient else { return (Nanoseconds(sufficient), .sufficient) }
+        return (Nanoseconds(middle(insufficient, sufficient)), .bracketed)
     }
 
-    private func leadWith(prior: Int64) -> (lead: Nanoseconds, provenance: FrameDeadline.Provenance) {
-        let sufficient = made.minimum
+    private func leadWith(prior: Int64, sufficient: Int64?, insufficient: Int64?) -> (
+        lead: Nanoseconds, provenance: FrameDeadline.Provenance
+    ) {
         let planned = min(prior, sufficient ?? prior)
-        if let insufficient = missed.maximum, insufficient >= planned {
+        if let insufficient, insufficient >= planned {
             // A frame missed at what would be planned: between that miss and what made it, or
             // further out than the miss by the prior when nothing made it.
-            guard let sufficient, insufficient < sufficient else { return (Nanoseconds(insufficient &+ prior), .prior) }
-            return (Nanoseconds(insufficient + (sufficient - insufficient + 1) / 2), .bracketed)
+            guard let sufficient else { return (Nanoseconds(insufficient &+ prior), .prior) }
+            return (Nanoseconds(middle(insufficient, sufficient)), .bracketed)
         }
         if let sufficient, sufficient <= prior { return (Nanoseconds(sufficient), .sufficient) }
         return (Nanoseconds(prior), .prior)
+    }
+
+    /// The middle of a bracket, rounded up: never at a lead that missed.
+    private func middle(_ insufficient: Int64, _ sufficient: Int64) -> Int64 {
+        insufficient + (sufficient - insufficient + 1) / 2
     }
 
     /// The deadline for a frame to be presented at `target` (nil: nothing learned yet).
@@ -83,17 +88,31 @@ public struct SubmitDeadlineLearner: Sendable {
     }
 }
 
-/// The last ``SubmitDeadlineLearner/window`` leads of one kind, in a fixed ring.
-struct LeadRing: Sendable {
-    private var values = [Int64](repeating: 0, count: SubmitDeadlineLearner.window)
+/// The last ``SubmitDeadlineLearner/window`` frames' leads and whether each made its target, in a
+/// fixed ring.
+struct OutcomeRing: Sendable {
+    private var leads = [Int64](repeating: 0, count: SubmitDeadlineLearner.window)
+    private var made = [Bool](repeating: false, count: SubmitDeadlineLearner.window)
     private var count = 0
 
-    mutating func add(_ value: Int64) {
-        values[count % values.count] = value
+    mutating func add(lead: Int64, made: Bool) {
+        leads[count % leads.count] = lead
+        self.made[count % leads.count] = made
         count &+= 1
     }
 
-    private var filled: ArraySlice<Int64> { values[0..<min(count, values.count)] }
-    var minimum: Int64? { filled.min() }
-    var maximum: Int64? { filled.max() }
+    private var filled: Range<Int> { 0..<min(count, leads.count) }
+
+    var shortestMade: Int64? {
+        var shortest: Int64?
+        for i in filled where made[i] { shortest = min(shortest ?? leads[i], leads[i]) }
+        return shortest
+    }
+
+    /// The longest lead that missed, among those shorter than `bound` (any, when nil).
+    func longestMissed(below bound: Int64?) -> Int64? {
+        var longest: Int64?
+        for i in filled where !made[i] && leads[i] < (bound ?? .max) { longest = max(longest ?? leads[i], leads[i]) }
+        return longest
+    }
 }

@@ -87,6 +87,34 @@ struct DeadlineLearningTests {
         #expect(learner.lead?.lead == Nanoseconds(8 * Self.ms))
     }
 
+    @Test(
+        """
+        deadline: a miss with a lead longer than one that made it (a stall, not the latch) is not counted, under a prior too; a miss \
+        leaves the window after 64 frames
+        """)
+    func contradictingMissIgnored() {
+        let p = Self.period
+        let target = Self.at(1_000 * Self.ms)
+        for prior in [nil, Nanoseconds(8 * Self.ms)] {
+            var learner = SubmitDeadlineLearner()
+            learner.prior = prior
+            learner.record(submitted: target - Nanoseconds(9 * Self.ms), target: target, presented: target, period: p)
+            // Submitted 23 ms ahead and shown a period late: the compositor stalled.
+            learner.record(submitted: target - Nanoseconds(23 * Self.ms), target: target, presented: target + p, period: p)
+            #expect(learner.insufficientLead == nil)
+            #expect(learner.lead?.lead == Nanoseconds(prior == nil ? 9 * Self.ms : 8 * Self.ms))
+        }
+        // A real miss (5 ms) brackets, and is forgotten after 64 more frames that made it with 9 ms.
+        var learner = SubmitDeadlineLearner()
+        learner.record(submitted: target - Nanoseconds(5 * Self.ms), target: target, presented: target + p, period: p)
+        learner.record(submitted: target - Nanoseconds(9 * Self.ms), target: target, presented: target, period: p)
+        #expect(learner.lead?.lead == Nanoseconds(7 * Self.ms) && learner.lead?.provenance == .bracketed)
+        for _ in 0..<SubmitDeadlineLearner.window {
+            learner.record(submitted: target - Nanoseconds(9 * Self.ms), target: target, presented: target, period: p)
+        }
+        #expect(learner.lead?.lead == Nanoseconds(9 * Self.ms) && learner.lead?.provenance == .sufficient)
+    }
+
     @Test("deadline, any outcomes of a latch L: the lead is never below a lead that missed, and once bracketed within the bracket")
     func deadlineProperties() async {
         await propertyCheck(
