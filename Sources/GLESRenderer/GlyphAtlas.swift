@@ -1,7 +1,7 @@
 import Glibc
 
 /// The glyphs of one font at a few pixel sizes, rasterised by FreeType and packed into one 8-bit
-/// coverage bitmap (``ShelfPacker``). The renderer draws text from it as a texture; the plotter
+/// coverage bitmap (a shelf packer). The renderer draws text from it as a texture; the plotter
 /// draws from it on the CPU.
 ///
 /// Printable ASCII (32…126) is rasterised for every face at set-up, as it always was. Any other

@@ -14,8 +14,9 @@ extension Renderer {
     /// Draws at `scale` pixels per point from the next frame (the surface's, e.g.
     /// `DisplaySurface.scale`; call it at set-up and when the surface reports a new scale). When
     /// the scale changes the glyph atlas is rasterised again at the new size (once, here; not per
-    /// frame; glyphs beyond ASCII again when text next needs them) and put into the same texture, every layer, retained and cached ones too, starts
-    /// empty (their owners lay them out again, e.g. when ``scale`` differs from the one they used),
+    /// frame; glyphs beyond ASCII again when text next needs them) and put into the same texture,
+    /// every layer, retained and cached ones too, starts empty (their owners lay them out again,
+    /// e.g. when ``scale`` differs from the one they used),
     /// clips are scaled anew, and the next frame is drawn whole. Returns whether it changed.
     ///
     /// A ``ScrollCache`` under the layers keeps working in pixels: use it at scale 1.

@@ -1,4 +1,4 @@
-/// Text in a layer: Unicode scalars laid out with the atlas's glyphs (``InstanceEncoder``), in
+/// Text in a layer: Unicode scalars laid out with the atlas's glyphs (`InstanceEncoder`), in
 /// points, drawn at the renderer's scale.
 extension Renderer {
     /// Text with its baseline starting at (x, baseline) (points), in atlas face `face`: its
