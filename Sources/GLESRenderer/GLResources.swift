@@ -46,18 +46,29 @@ struct RectGlyphPrograms {
 /// The GPU objects a renderer and its scroll cache both draw with: the rectangle and glyph
 /// programs, the unit quad and the glyph atlas's texture, made once per renderer. Deleted when
 /// the last of them lets go (in the GL context they were made in).
+///
+/// The atlas gains glyphs while text is laid out (and may be shared by several renderers, each
+/// with its own texture): before glyphs are drawn, what it rasterised since this texture was last
+/// brought up to date is uploaded, one band of rows (all of it after the bitmap grew).
 final class SharedGPUResources {
     let programs: RectGlyphPrograms
     let cornerBuffer: GLuint
     let atlasTexture: GLuint
     /// The glyphs in ``atlasTexture`` (replaced when the renderer's scale changes).
     private(set) var atlas: GlyphAtlas
+    /// What of the atlas the texture holds: its packer's count and current shelf then, and its height.
+    private var uploadedPlaced = 0
+    private var uploadedShelfTop: Int32 = 0
+    private var uploadedHeight: Int32 = 0
+    /// Uploads to the atlas texture since it was made (whole or in part; for tests).
+    private(set) var atlasUploads = 0
 
     init(atlas: GlyphAtlas, dialect: Shaders.Dialect) throws(GLError) {
         programs = try RectGlyphPrograms(dialect)
         cornerBuffer = GLResources.makeCornerBuffer()
         atlasTexture = GLResources.uploadAtlas(atlas)
         self.atlas = atlas
+        recordUpload()
     }
 
     /// Puts `atlas` into the same texture (its new size and pixels).
@@ -65,6 +76,37 @@ final class SharedGPUResources {
         self.atlas = atlas
         glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
         GLResources.uploadAtlasPixels(atlas)
+        recordUpload()
+    }
+
+    /// Uses the glyph program sampling the atlas (``RectGlyphPrograms/useGlyphs(viewport:depth:atlasSize:atlasTexture:)``),
+    /// its texture brought up to date first.
+    func useGlyphs(viewport: (Float, Float), depth: (Float, Float)) {
+        updateAtlasTexture()
+        programs.useGlyphs(
+            viewport: viewport, depth: depth, atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+    }
+
+    /// Uploads the glyphs rasterised since the last upload: the rows from the packer's shelf then
+    /// down to what it has used now (everything placed since lies there), or the whole bitmap
+    /// when it grew. Nothing when nothing was added (a warm frame).
+    func updateAtlasTexture() {
+        let packer = atlas.packer
+        guard packer.placed != uploadedPlaced || atlas.height != uploadedHeight else { return }
+        glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
+        if atlas.height != uploadedHeight {
+            GLResources.uploadAtlasPixels(atlas)
+        } else {
+            GLResources.uploadAtlasRows(atlas, from: uploadedShelfTop, to: packer.usedBottom)
+        }
+        recordUpload()
+    }
+
+    private func recordUpload() {
+        uploadedPlaced = atlas.packer.placed
+        uploadedShelfTop = atlas.packer.shelfTop
+        uploadedHeight = atlas.height
+        atlasUploads += 1
     }
 
     deinit {
@@ -160,6 +202,20 @@ enum GLResources {
         glTexImage2D(
             GLenum(GL_TEXTURE_2D), 0, GL_ALPHA, atlas.width, atlas.height, 0, GLenum(GL_ALPHA),
             GLenum(GL_UNSIGNED_BYTE), atlas.pixels)
+    }
+
+    /// Rows `top` up to `bottom` of `atlas`'s pixels into the texture bound to `GL_TEXTURE_2D`
+    /// (whole rows: GLES 2 has no unpack row length).
+    static func uploadAtlasRows(_ atlas: GlyphAtlas, from top: Int32, to bottom: Int32) {
+        let top = max(0, top), bottom = min(atlas.height, bottom)
+        guard bottom > top else { return }
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+        atlas.pixels.withUnsafeBufferPointer { pixels in
+            guard let base = pixels.baseAddress else { return }
+            glTexSubImage2D(
+                GLenum(GL_TEXTURE_2D), 0, 0, top, atlas.width, bottom - top, GLenum(GL_ALPHA), GLenum(GL_UNSIGNED_BYTE),
+                base + Int(top) * Int(atlas.width))
+        }
     }
 
     /// Nearest filtering and clamping to the edges for the texture bound to `GL_TEXTURE_2D`:

@@ -22,17 +22,20 @@ enum InstanceEncoder {
         data.append(Float(glyph.atlasX)); data.append(Float(glyph.atlasY)); data.append(w); data.append(h)
     }
 
-    /// Lays out ASCII text with its baseline starting at (x, baseline): calls `place` with each
+    /// Lays out text, Unicode scalar by scalar, with its baseline starting at (x, baseline) in
+    /// face `face` of `atlas` (glyphs it lacks are rasterised now, once): calls `place` with each
     /// glyph that has pixels and its top-left and size (x, y, w, h), and returns the advance width.
+    /// No kerning or shaping: a combining mark is drawn at the pen position (its advance, 0 in
+    /// most fonts, keeps it over the character before).
     @inline(__always)
-    static func layOutText<C: Collection>(
-        _ text: C, face: GlyphAtlas.Face, x: Float, baseline: Float,
+    static func layOutText<S: Sequence>(
+        _ text: S, atlas: GlyphAtlas, face: Int, x: Float, baseline: Float,
         _ place: (GlyphAtlas.Glyph, Float, Float, Float, Float) -> Void
     ) -> Float
-    where C.Element == UInt8 {
+    where S.Element == Unicode.Scalar {
         var pen = x
-        for byte in text {
-            let g = face.glyph(byte)
+        for scalar in text {
+            let g = atlas.glyph(scalar, face: face)
             if g.width > 0 && g.height > 0 {
                 place(g, pen + Float(g.bearingX), baseline - Float(g.bearingY), Float(g.width), Float(g.height))
             }

@@ -36,10 +36,9 @@ extension Renderer {
         let data = layers[i].glyphs
         let count = data.count / Renderer.glyphFloats
         guard count > 0 else { layers[i].glyphsStale = false; return }
-        programs.useGlyphs(
+        shared.useGlyphs(
             viewport: (Float(width), Float(height)),
-            depth: (Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep),
-            atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+            depth: (Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep))
         draw(
             data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: layers[i].glyphsStale,
             attributes: Renderer.glyphAttributes)

@@ -14,8 +14,9 @@ extension Renderer {
     /// Draws at `scale` pixels per point from the next frame (the surface's, e.g.
     /// `DisplaySurface.scale`; call it at set-up and when the surface reports a new scale). When
     /// the scale changes the glyph atlas is rasterised again at the new size (once, here; not per
-    /// frame) and put into the same texture, every layer, retained and cached ones too, starts
-    /// empty (their owners lay them out again, e.g. when ``scale`` differs from the one they used),
+    /// frame; glyphs beyond ASCII again when text next needs them) and put into the same texture,
+    /// every layer, retained and cached ones too, starts empty (their owners lay them out again,
+    /// e.g. when ``scale`` differs from the one they used),
     /// clips are scaled anew, and the next frame is drawn whole. Returns whether it changed.
     ///
     /// A ``ScrollCache`` under the layers keeps working in pixels: use it at scale 1.
@@ -24,7 +25,9 @@ extension Renderer {
         guard newScale.isFinite, newScale > 0 else { throw GLError(message: "Renderer.setScale(\(newScale)): the scale must be above 0") }
         guard Float(newScale) != scale else { return false }
         let old = atlas
-        let rebuilt = try GlyphAtlas(pixelSizes: old.requestedSizes, fontPaths: [old.fontPath], size: old.requestedSide, scale: newScale)
+        let rebuilt = try GlyphAtlas(
+            pixelSizes: old.requestedSizes, fontPaths: [old.fontPath], size: old.requestedSide, scale: newScale,
+            glyphCapacity: old.glyphCapacity)
         shared.replaceAtlas(rebuilt)
         scale = Float(newScale)
         for i in layers.indices {
@@ -43,7 +46,13 @@ extension Renderer {
             ascender: Float(f.ascender) / scale, descender: Float(f.descender) / scale, lineHeight: Float(f.lineHeight) / scale)
     }
 
-    /// The advance width of `text` in face `face`, in points.
+    /// The advance width of `text` in face `face`, in points: what `addText(_:_:x:baseline:face:color:)` with a `String`
+    /// returns for it (glyphs it lacks are rasterised now).
+    public func measure<S: StringProtocol>(_ text: S, face: Int) -> Float {
+        Float(atlas.measure(text, face: face)) / scale
+    }
+
+    /// The advance width of UTF-8 `text` in face `face`, in points (each ill-formed sequence as U+FFFD).
     public func measure<C: Collection>(_ text: C, face: Int) -> Float where C.Element == UInt8 {
         Float(atlas.measure(text, face: face)) / scale
     }

@@ -25,7 +25,8 @@ import EGLGraphics
 /// - GLES 3: one static unit quad plus per-instance attributes (`glDrawArraysInstanced`).
 ///   GLES 2: the same attributes expanded to six vertices per instance in a streamed buffer.
 ///   One GLSL ES 1.00 shader pair serves both.
-/// - Text: glyphs from a ``GlyphAtlas`` uploaded once as an alpha texture.
+/// - Text: Unicode, glyphs from a ``GlyphAtlas`` as an alpha texture, uploaded whole once and
+///   then by the band of rows that glyphs rasterised on demand went into.
 /// - Per frame nothing is allocated once the layers' buffers have grown to the scene's size, and a
 ///   layer whose contents did not change is not uploaded again.
 /// - ``damage`` tells which region changed since the previous frame (for swap-with-damage).
@@ -42,7 +43,7 @@ public final class Renderer {
 
     /// The glyphs text is drawn with, rasterised at ``scale`` (replaced by ``setScale(_:)``).
     public var atlas: GlyphAtlas { shared.atlas }
-    /// Pixels per point: what ``addRect(_:_:color:cornerRadius:)``, ``addText(_:_:x:baseline:face:color:)``
+    /// Pixels per point: what ``addRect(_:_:color:cornerRadius:)``, `addText(_:_:x:baseline:face:color:)`
     /// and ``setClip(_:_:)`` take is in points and drawn at this many pixels each (see ``setScale(_:)``).
     public internal(set) var scale: Float = 1
     /// Whether instancing is used (GLES 3) or vertices are streamed (GLES 2).
@@ -225,26 +226,9 @@ public final class Renderer {
         layers[layer].area += w * h
     }
 
-    /// ASCII text with its baseline starting at (x, baseline) (points), in atlas face `face`.
-    /// Returns the advance width drawn, in points.
-    @discardableResult
-    public func addText<C: Collection>(
-        _ layer: LayerID, _ text: C, x: Float, baseline: Float, face: Int,
-        color: RGBA
-    ) -> Float where C.Element == UInt8 {
-        // Laid out in the atlas's pixels (rasterised at this scale): glyphs keep their own pixels.
-        let advance = InstanceEncoder.layOutText(text, face: atlas.faces[face], x: x * scale, baseline: baseline * scale) {
-            glyph, gx, gy, w, h in
-            guard isVisible(layer, gx, gy, w, h) else { return }
-            InstanceEncoder.appendGlyph(glyph, x: gx, y: gy, color: color, to: &layers[layer].glyphs)
-            layers[layer].bounds.add(gx, gy, w, h)
-        }
-        return advance / scale
-    }
-
     /// Whether a rectangle can show: inside the viewport and the layer's clip, not empty.
     @inline(__always)
-    private func isVisible(_ layer: LayerID, _ x: Float, _ y: Float, _ w: Float, _ h: Float) -> Bool {
+    func isVisible(_ layer: LayerID, _ x: Float, _ y: Float, _ w: Float, _ h: Float) -> Bool {
         guard w > 0, h > 0, x < Float(width), y < Float(height), x + w > 0, y + h > 0 else { return false }
         guard let clip = layers[layer].clip else { return true }
         return x < clip.x + clip.width && y < clip.y + clip.height && x + w > clip.x && y + h > clip.y

@@ -68,7 +68,6 @@ public final class ScrollCache {
     private let shared: SharedGPUResources
     private let programs: RectGlyphPrograms
     private let cornerBuffer: GLuint
-    private let atlasTexture: GLuint
     private var instanceBuffer: GLuint = 0
     private var ring = RenderTarget()
     private var ringWidth: Int32 = 0
@@ -86,7 +85,6 @@ public final class ScrollCache {
         shared = renderer.shared
         programs = shared.programs
         cornerBuffer = shared.cornerBuffer
-        atlasTexture = shared.atlasTexture
         glGenBuffers(1, &instanceBuffer)
         guard resizeRing(), glGetError() == GL_NO_ERROR else {
             release()
@@ -154,13 +152,24 @@ public final class ScrollCache {
             width: rect.width, height: rect.height, color: color, cornerRadius: cornerRadius, to: &rects)
     }
 
-    /// ASCII text, in screen pixels at this frame's offset (as
-    /// ``Renderer/addText(_:_:x:baseline:face:color:)``). Returns the advance width.
+    /// Text, in screen pixels at this frame's offset (as
+    /// `Renderer.addText(_:_:x:baseline:face:color:)`). Returns the advance width.
+    @discardableResult
+    public func addText<S: StringProtocol>(_ text: S, x: Float, baseline: Float, face: Int, color: RGBA) -> Float {
+        addText(scalars: text.unicodeScalars, x: x, baseline: baseline, face: face, color: color)
+    }
+
+    /// UTF-8 text (each ill-formed sequence as U+FFFD), as `addText(_:x:baseline:face:color:)` with a `String`.
     @discardableResult
     public func addText<C: Collection>(_ text: C, x: Float, baseline: Float, face: Int, color: RGBA) -> Float
     where C.Element == UInt8 {
+        addText(scalars: UTF8Scalars(text), x: x, baseline: baseline, face: face, color: color)
+    }
+
+    private func addText<S: Sequence>(scalars: S, x: Float, baseline: Float, face: Int, color: RGBA) -> Float
+    where S.Element == Unicode.Scalar {
         let dx = Float(pixelClip.0), dy = Float(offset) - Float(pixelClip.1)
-        return InstanceEncoder.layOutText(text, face: atlas.faces[face], x: x, baseline: baseline) { glyph, gx, gy, w, h in
+        return InstanceEncoder.layOutText(scalars, atlas: atlas, face: face, x: x, baseline: baseline) { glyph, gx, gy, w, h in
             guard shows(gx, gy, w, h) else { return }
             InstanceEncoder.appendGlyph(glyph, x: gx - dx, y: gy + dy, color: color, to: &glyphs)
         }
@@ -320,9 +329,7 @@ public final class ScrollCache {
             for (x, y) in places {
                 strip.append(contentsOf: [x, y, gw, gh, 0.5, 0, 0, 0.5, Float(g.atlasX), Float(g.atlasY), gw, gh])
             }
-            programs.useGlyphs(
-                viewport: (w, h), depth: (0, 0), atlasSize: (Float(atlas.width), Float(atlas.height)),
-                atlasTexture: atlasTexture)
+            shared.useGlyphs(viewport: (w, h), depth: (0, 0))
             drawGathered(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
@@ -347,9 +354,7 @@ public final class ScrollCache {
             drawGathered(floats: ScrollCache.rectFloats, attributes: RectGlyphPrograms.rectAttributes)
         }
         if gather(glyphs, stride: ScrollCache.glyphFloats, dx: dx, shift: shift, y0, y1) > 0 {
-            programs.useGlyphs(
-                viewport: (Float(scratchWidth), Float(scratchHeight)), depth: (0, 0),
-                atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+            shared.useGlyphs(viewport: (Float(scratchWidth), Float(scratchHeight)), depth: (0, 0))
             drawGathered(floats: ScrollCache.glyphFloats, attributes: RectGlyphPrograms.glyphAttributes)
         }
     }

@@ -1,5 +1,6 @@
 /// A reusable byte buffer for text that is built every frame (HUD values, row labels) without
-/// allocating: capacity is reserved once, contents are replaced in place. ASCII only.
+/// allocating: capacity is reserved once, contents are replaced in place. What it appends is
+/// ASCII; the renderer draws its bytes as UTF-8.
 public struct TextBuffer: Sendable {
     public private(set) var bytes: ContiguousArray<UInt8>
 

@@ -20,6 +20,7 @@ final class DemoRunner {
     let scene: Scene
     let renderer: Renderer
     let hud: HUDOverlay
+    let caption: Caption?
     let options: RunOptions
     /// The options every frame reads, as plain values (a parsed option's getter costs a generic
     /// metadata lookup and a copy each time).
@@ -59,15 +60,17 @@ final class DemoRunner {
         renderer = try Renderer(atlas: atlas, glesMajorVersion: surface.glesMajorVersion)
         scene = makeScene(renderer, surface.width, surface.height)
         hud = HUDOverlay(renderer: renderer)
+        caption = Caption(options.caption, renderer: renderer)
         // Warm-up frames, drawn and finished but never presented (the surface does it: shader
         // variants built now, on DRM every scan-out buffer registered); returns with the
         // context released; frames bind it on the thread that runs them (the main thread, in
         // DisplaySurface.runMainLoop()).
-        let (scene, hud, renderer, showsHUD) = (self.scene, self.hud, self.renderer, options.hud)
+        let (scene, hud, renderer, showsHUD, caption) = (self.scene, self.hud, self.renderer, options.hud, self.caption)
         let (width, height) = (surface.width, surface.height)
         try surface.prepare {
             renderer.beginFrame(width: width, height: height, clearColor: scene.background)
             scene.draw()
+            caption?.draw(renderer, height: height)  // its glyphs rasterised now, not in the first frames
             if showsHUD { hud.draw(HUDValues()) }
             renderer.warmUp()
         }
@@ -263,6 +266,7 @@ final class DemoRunner {
             try surface.beginFrame()
             renderer.beginFrame(width: width, height: height, clearColor: scene.background)
             scene.draw()
+            caption?.draw(renderer, height: height)
             if perFrame.hud { hud.draw(hudValues) }
             renderer.endFrame()
             encodedAt = MonotonicInstant.now()

@@ -55,6 +55,9 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Draw the timing panel (fps, delta, missed frames, provenance).")
     var hud = true
 
+    @Option(help: "A line of text (any Unicode the font has) drawn at the bottom left, laid out every frame.")
+    var caption: String?
+
     @Option(
         name: .customLong("fixed-step"),
         help: ArgumentHelp(

@@ -37,8 +37,8 @@ struct TimingPlot {
         }
         mutating func text(_ s: String, _ x: Int, _ baseline: Int, _ atlas: GlyphAtlas, _ c: (UInt8, UInt8, UInt8)) {
             var pen = x
-            for byte in s.utf8 {
-                let g = atlas.glyph(byte, face: 0)
+            for scalar in s.unicodeScalars {
+                let g = atlas.glyph(scalar, face: 0)
                 for gy in 0..<Int(g.height) {
                     for gx in 0..<Int(g.width) {
                         let coverage = atlas.pixels[(Int(g.atlasY) + gy) * Int(atlas.width) + Int(g.atlasX) + gx]

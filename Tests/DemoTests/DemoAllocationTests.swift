@@ -25,6 +25,13 @@ struct DemoAllocationTests {
         try expectNoAllocation(["bounce", "--views", "60", "--backend", "offscreen"], weston: nil)
     }
 
+    /// The caption's glyphs are rasterised once, in the warm-up; every counted frame lays the
+    /// line out again from the atlas's table.
+    @Test("offscreen: frames 40 to 140 allocate nothing with a non-ASCII caption laid out every frame (quad)")
+    func noAllocationPerFrameUnicodeCaption() throws {
+        try expectNoAllocation(["quad", "--caption", "Grüße, Ελλάδα, Привет, € 中", "--backend", "offscreen"], weston: nil)
+    }
+
     private func expectNoAllocation(_ arguments: [String], weston: HeadlessWeston?) throws {
         try AllocationProbe.withProbe(counting: .eglSwapBuffers, for: "DemoAllocationTests") { probe in
             let demo = try DemoProcess.run(

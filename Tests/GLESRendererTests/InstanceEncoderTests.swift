@@ -21,7 +21,7 @@ struct InstanceEncoderTests {
     func text() throws {
         let face = sharedAtlas.faces[0]
         var placed: [(Float, Float, Float, Float)] = []
-        let advance = InstanceEncoder.layOutText(Array("A B".utf8), face: face, x: 10, baseline: 50) { _, x, y, w, h in
+        let advance = InstanceEncoder.layOutText("A B".unicodeScalars, atlas: sharedAtlas, face: 0, x: 10, baseline: 50) { _, x, y, w, h in
             placed.append((x, y, w, h))
         }
         let a = face.glyph(UInt8(ascii: "A")), space = face.glyph(UInt8(ascii: " ")), b = face.glyph(UInt8(ascii: "B"))

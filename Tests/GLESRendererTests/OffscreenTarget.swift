@@ -48,5 +48,27 @@ func forEachTextPixel(
     return pen
 }
 
+/// Walks the pixels of `text` scalar by scalar, as ``forEachTextPixel(_:x:baseline:face:atlas:_:)-([UInt8],_,_,_,_,_)``
+/// does bytes (glyphs not yet in `atlas` are rasterised): each scalar's index and value, position
+/// and coverage. Returns where the pen ends.
+@discardableResult
+func forEachTextPixel(
+    _ text: String, x: Int32, baseline: Int32, face: Int, atlas: GlyphAtlas,
+    _ body: (_ index: Int, _ scalar: Unicode.Scalar, _ x: Int, _ y: Int, _ coverage: UInt8) -> Void
+) -> Int32 {
+    var pen = x
+    for (index, scalar) in text.unicodeScalars.enumerated() {
+        let g = atlas.glyph(scalar, face: face)
+        for gy in 0..<g.height {
+            for gx in 0..<g.width {
+                let coverage = atlas.pixels[Int((g.atlasY + gy) * atlas.width + g.atlasX + gx)]
+                body(index, scalar, Int(pen + g.bearingX + gx), Int(baseline - g.bearingY + gy), coverage)
+            }
+        }
+        pen += g.advance
+    }
+    return pen
+}
+
 /// One atlas for all tests (FreeType rasterising is the slow part).
 nonisolated(unsafe) let sharedAtlas: GlyphAtlas = try! GlyphAtlas(pixelSizes: [14, 20])

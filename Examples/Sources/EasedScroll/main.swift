@@ -47,7 +47,7 @@ final class App: ListDataSource {
         let top = Float(layout.rowTop(row, at: offset))
         // A 320-point column, rows as text and a separator: little to fill (llvmpipe pays per pixel).
         renderer.addRect(rowsLayer, Rect(x: 8, y: top + 23, width: 304, height: 1), color: RGBA(0.3, 0.3, 0.35))
-        renderer.addText(rowsLayer, Array("Row \(row)".utf8), x: 12, baseline: top + 17, face: 0, color: RGBA(0.9, 0.9, 0.9))
+        renderer.addText(rowsLayer, "Row \(row)", x: 12, baseline: top + 17, face: 0, color: RGBA(0.9, 0.9, 0.9))
     }
 
     @discardableResult
