@@ -59,7 +59,7 @@ public final class SeatInput {
     private var keyboard: SeatKeyboard?
     var pointerTouch: SeatPointerTouch
     private var repeater: KeyRepeater
-    private var repeatTimer: DispatchSourceTimer?
+    private var repeatTimer: MainQueueTimer?
     private var source: DispatchSourceRead?
     private var opened: [Int32: SeatSession.Device] = [:]
     private var openFailure: String?
@@ -117,12 +117,7 @@ public final class SeatInput {
         }
         self.source = source
         source.resume()
-        let timer = DispatchSource.makeTimerSource(queue: .main)
-        timer.setEventHandler { [weak self] in
-            MainActor.assumeIsolated { self?.repeatTimerFired() }
-        }
-        repeatTimer = timer
-        timer.resume()
+        repeatTimer = MainQueueTimer { [weak self] in self?.repeatTimerFired() }
         observer = session.addObserver(
             disabled: { [weak self] in self?.suspend() },
             enabled: { [weak self] in self?.resume() })
@@ -252,11 +247,7 @@ public final class SeatInput {
 
     private func scheduleRepeat() {
         guard let repeatTimer else { return }
-        if let due = repeater.nextRepeat {
-            repeatTimer.schedule(deadline: DispatchTime(uptimeNanoseconds: UInt64(max(0, due.nanoseconds))), leeway: .nanoseconds(0))
-        } else {
-            repeatTimer.schedule(deadline: .distantFuture)
-        }
+        if let due = repeater.nextRepeat { repeatTimer.schedule(at: due) } else { repeatTimer.cancel() }
     }
 
     // MARK: The session

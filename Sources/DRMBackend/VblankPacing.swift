@@ -22,7 +22,7 @@ final class VblankPacing: RefreshPacing {
 
     /// Runs a callback planned to start later (low latency): made once, so planning one
     /// allocates nothing; the refresh it runs.
-    private var delayTimer: DispatchSourceTimer?
+    private var delayTimer: MainQueueTimer?
     private var delayedEvent: RefreshEvent?
 
     init(display: DRMDisplay, period: Nanoseconds, latency: LatencyPolicy) {
@@ -30,12 +30,7 @@ final class VblankPacing: RefreshPacing {
         scheduler = KMSFrameScheduler(period: period)
         scheduler.latency = latency
         if latency == .lowLatency {
-            let timer = DispatchSource.makeTimerSource(queue: .main)
-            timer.setEventHandler { [weak self] in
-                onMainActor(self) { $0?.runDelayedCallback() }
-            }
-            delayTimer = timer
-            timer.resume()
+            delayTimer = MainQueueTimer { [weak self] in self?.runDelayedCallback() }
         }
         let source = DispatchSource.makeUserDataAddSource(queue: .main)
         source.setEventHandler { [weak self] in
@@ -214,7 +209,7 @@ final class VblankPacing: RefreshPacing {
                 // Low latency: the callback runs at its planned start (no flip is pending, so no
                 // kernel event comes before it).
                 delayedEvent = event
-                delayTimer.schedule(deadline: .now() + .nanoseconds(Int((start - now).value)))
+                delayTimer.schedule(at: start, now: now)
             } else {
                 runCallback(event)
             }

@@ -12,20 +12,9 @@ extension WaylandFrameSource {
     /// outstanding one, so the timer is set at most once every few periods, not every frame.
     func armHeldCommitCheck() {
         guard !isHeldCommitTimerArmed, error == nil, let due = scheduler.heldCommitCheckTime else { return }
-        let timer: DispatchSourceTimer
-        if let existing = heldCommitTimer {
-            timer = existing
-        } else {
-            timer = DispatchSource.makeTimerSource(queue: .main)
-            timer.setEventHandler { [weak self] in
-                onMainActor(self) { $0?.heldCommitTimerFired() }
-            }
-            timer.schedule(deadline: .distantFuture)
-            timer.resume()
-            heldCommitTimer = timer
-        }
-        let wait = max(0, (due - MonotonicInstant.now()).value)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: wait)), leeway: .milliseconds(1))
+        let timer = heldCommitTimer ?? MainQueueTimer { [weak self] in self?.heldCommitTimerFired() }
+        heldCommitTimer = timer
+        timer.schedule(at: due, leeway: Nanoseconds(1_000_000))
         isHeldCommitTimerArmed = true
     }
 

@@ -1,10 +1,9 @@
 import DisplayLinkCore
-import Dispatch
 import FrameSchedulers
 
 /// Low latency (``Configuration/latency``): a refresh whose callback should start later than the
-/// frame event (``WaylandRefreshScheduler/plannedStart(for:now:)``) is performed from a timer
-/// made once, at its planned start.
+/// frame event (``WaylandRefreshScheduler/plannedStart(for:now:)``) is performed at its planned
+/// start by a timer made with the source.
 extension WaylandFrameSource {
     /// Performs `refresh` now, or at its planned start under low latency.
     func deliver(_ refresh: WaylandRefreshScheduler.Refresh) {
@@ -15,20 +14,10 @@ extension WaylandFrameSource {
         }
         delayedRefresh = refresh
         delayedRefreshCount += 1
-        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: (start - now).value)))
+        timer.schedule(at: start, now: now)
     }
 
-    /// The timer for planned starts, made when the source is (only under low latency).
-    func makeDelayTimer() {
-        let timer = DispatchSource.makeTimerSource(queue: .main)
-        timer.setEventHandler { [weak self] in
-            onMainActor(self) { $0?.runDelayedRefresh() }
-        }
-        delayTimer = timer
-        timer.resume()
-    }
-
-    private func runDelayedRefresh() {
+    func runDelayedRefresh() {
         guard let refresh = delayedRefresh else { return }
         delayedRefresh = nil
         guard error == nil else { return }

@@ -137,9 +137,9 @@ public final class WaylandFrameSource: FrameSource {
     var committedDuringDispatch = false
     var watchdog: DispatchSourceTimer?
     /// The held-commit rule's one-shot timer (made once), and whether it is armed.
-    var heldCommitTimer: DispatchSourceTimer?
+    var heldCommitTimer: MainQueueTimer?
     /// Under low latency, the timer that performs a refresh at its planned start, and that refresh.
-    var delayTimer: DispatchSourceTimer?
+    var delayTimer: MainQueueTimer?
     var delayedRefresh: WaylandRefreshScheduler.Refresh?
     /// Refreshes performed at a planned start later than their frame event (low latency).
     public internal(set) var delayedRefreshCount = 0
@@ -194,7 +194,9 @@ public final class WaylandFrameSource: FrameSource {
         handlerIDs.error = window.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
         error = window.connection.error
         if error != nil { scheduler.connectionFailed() }
-        if configuration.latency == .lowLatency { makeDelayTimer() }
+        if configuration.latency == .lowLatency {
+            delayTimer = MainQueueTimer { [weak self] in self?.runDelayedRefresh() }
+        }
     }
 
     /// Logs what timing the source has to work with (once, when it is made).

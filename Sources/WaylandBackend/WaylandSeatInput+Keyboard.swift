@@ -90,23 +90,12 @@ extension WaylandSeatInput {
     func scheduleRepeat() {
         guard !isDestroyed else { return }
         guard let due = translator.nextRepeat else {
-            repeatTimer?.schedule(deadline: .distantFuture)
+            repeatTimer?.cancel()
             return
         }
-        let timer: DispatchSourceTimer
-        if let repeatTimer {
-            timer = repeatTimer
-        } else {
-            timer = DispatchSource.makeTimerSource(queue: .main)
-            timer.setEventHandler { [weak self] in
-                onMainActor(self) { $0?.repeatTimerFired() }
-            }
-            timer.schedule(deadline: .distantFuture)
-            timer.resume()
-            repeatTimer = timer
-        }
-        let wait = max(0, (due - MonotonicInstant.now()).value)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(clamping: wait)), leeway: .milliseconds(1))
+        let timer = repeatTimer ?? MainQueueTimer { [weak self] in self?.repeatTimerFired() }
+        repeatTimer = timer
+        timer.schedule(at: due, leeway: Nanoseconds(1_000_000))
     }
 
     private func repeatTimerFired() {

@@ -46,7 +46,7 @@ public final class WaylandSeatInput {
     let xkbContext: OpaquePointer?
     var keymap: OpaquePointer?
     var xkbState: OpaquePointer?
-    var repeatTimer: DispatchSourceTimer?
+    var repeatTimer: MainQueueTimer?
     private(set) var isDestroyed = false
 
     init(seat: OpaquePointer, version: UInt32, timestampsManager: OpaquePointer?) {
