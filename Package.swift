@@ -144,7 +144,8 @@ let package = Package(
                            .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
-        .testTarget(name: "DemoTests", dependencies: ["DisplayLinkWaylandTesting", "displaylink-demo"], swiftSettings: strict),
+        .testTarget(
+            name: "DemoTests", dependencies: ["DisplayLinkWaylandTesting", "WaylandBackend", "displaylink-demo"], swiftSettings: strict),
         .testTarget(
             name: "DisplaySurfaceTests",
             dependencies: ["DisplaySurface", "OffscreenBackend", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics",

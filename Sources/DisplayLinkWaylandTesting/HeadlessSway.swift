@@ -128,6 +128,14 @@ public final class HeadlessSway {
         return try await offCallingThread { try ChildProcess.run(command, environment: environment, limit: .seconds(60)) }
     }
 
+    /// Runs `swaymsg -s IPC -t type` (a query such as `get_tree` or `get_seats`) to its end, off
+    /// the calling thread. A hang guard of 60 s.
+    package func swaymsgQuery(_ type: String) async throws -> ChildProcess.Outcome {
+        let command = ["/usr/bin/swaymsg", "-s", ipcSocketPath, "-t", type]
+        let environment = toolEnvironment
+        return try await offCallingThread { try ChildProcess.run(command, environment: environment, limit: .seconds(60)) }
+    }
+
     /// Runs `wtype arguments…` against this sway to its end, off the calling thread. Each run
     /// adds a virtual keyboard with a keymap of its own (the keys it types, at codes 1, 2, …, in
     /// the order of first use) and removes it when it ends; its key events carry time 0.

@@ -18,11 +18,18 @@ public protocol Scene: AnyObject {
     var scrollSample: ScrollSample? { get }
     /// Enter: scroll to the other end (scroll scene only).
     func toggleScroll()
+    /// Whether the scene shows the newest pointer or touch position (``follow(x:y:)``): its
+    /// frames then say which input events they reflect (the follow scene only).
+    var followsInput: Bool { get }
+    /// The newest pointer or touch position, in the renderer's pixels, for the next frame.
+    func follow(x: Double, y: Double)
 }
 
 extension Scene {
     public var scrollSample: ScrollSample? { nil }
     public func toggleScroll() {}
+    public var followsInput: Bool { false }
+    public func follow(x: Double, y: Double) {}
 }
 
 /// What the scroll scene drew in a frame.

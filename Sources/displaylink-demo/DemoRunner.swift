@@ -49,6 +49,14 @@ final class DemoRunner {
     static let stallTimeout = Nanoseconds(500_000_000)
     private var lastPixels: [UInt8]?
     private var size: (Int32, Int32)
+    /// Whether the scene shows the newest pointer or touch position (the follow scene).
+    private let followsInput: Bool
+    /// Input events that moved the marker, with a report or plot (ring sized at the start).
+    private var inputRing: InputRing?
+    /// The events so far, and the newest position (points) with its sequence: the next frame
+    /// takes it when its callback begins.
+    private var inputCount = 0
+    private var latestInput: (sequence: Int, x: Double, y: Double)?
 
     init(surface: DisplaySurface, options: RunOptions, headlessWeston: Bool, makeScene: SceneFactory) throws {
         self.surface = surface
@@ -75,8 +83,12 @@ final class DemoRunner {
             renderer.warmUp()
         }
         size = (surface.width, surface.height)
+        followsInput = scene.followsInput
         if options.report != nil || options.plot != nil {
             recorder = FrameRecorder(expectedFrames: options.expectedFrames)
+            // Room for a mouse reporting at 1 kHz while frames come at 120 Hz; the oldest make
+            // room beyond that (the report counts them).
+            if followsInput { inputRing = InputRing(capacity: min(1 << 20, max(4096, options.expectedFrames * 8))) }
         }
     }
 
@@ -176,6 +188,7 @@ final class DemoRunner {
             self?.finish(status: 1, reason: .error)
         }
         surface.onKey = { [weak self] key in self?.handle(key) }
+        if followsInput { surface.onInput = { [weak self] event in self?.handle(event) } }
         DemoRunner.current = self
         let link = DisplayLink(source: surface, target: self) { runner, link in runner.tick(link) }
         link.preferredFramesPerSecond = options.preferredFPS
@@ -242,10 +255,25 @@ final class DemoRunner {
         }
     }
 
+    /// A pointer or touch event: the newest position for the next frame (follow scene).
+    private func handle(_ event: InputEvent) {
+        guard let (kind, point) = InputRecord.position(of: event) else { return }
+        inputCount += 1
+        latestInput = (inputCount, point.x, point.y)
+        inputRing?.append(
+            InputRecord(sequence: inputCount, kind: kind, x: point.x, y: point.y, time: event.time, deliveredAt: MonotonicInstant.now()))
+    }
+
     private func tick(_ link: DisplayLink) {
         let cpuStart = recorder != nil ? threadCPUTime() : 0  // a system call: only when recorded
         let callbackAt = MonotonicInstant.now()
         lastCallbackAt = callbackAt
+        // The input this frame shows: every event delivered before its callback began.
+        let input = latestInput
+        if let input {
+            let scale = surface.scale
+            scene.follow(x: input.x * scale, y: input.y * scale)
+        }
         var encodedAt = callbackAt
         let frame = link.frame
         if startedAt == nil { startedAt = frame.timestamp }
@@ -281,7 +309,7 @@ final class DemoRunner {
             FrameRecord(
                 frame: frame, presented: nil, cpuTime: threadCPUTime() - cpuStart,
                 callbackAt: callbackAt, encodedAt: encodedAt, submittedAt: MonotonicInstant.now(),
-                scroll: scene.scrollSample))
+                scroll: scene.scrollSample, inputSequence: input?.sequence))
         if done { finish(status: 0, reason: perFrame.frames != nil ? .frames : .seconds) }
     }
 
@@ -338,7 +366,8 @@ final class DemoRunner {
         let report = FrameReport(
             backend: surface.backend.rawValue, scene: scene.name, environment: environment,
             records: recorder?.records ?? [], discarded: recorder?.discardedCount ?? 0,
-            sceneCount: scene.sizeField, ending: ending)
+            sceneCount: scene.sizeField, ending: ending,
+            input: inputRing.map { InputLatencyReport(ring: $0, frames: recorder?.records ?? []) })
         if let path = options.report {
             if writeFile(path, report.json()) {
                 let s = report.summary
@@ -350,6 +379,7 @@ final class DemoRunner {
                         + "\(ratio(s.presentedPerRefresh))\(s.refreshShare.map { " = \($0)" } ?? "") (after "
                         + "\(FrameReport.startupFrames) start-up frames \(ratio(s.presentedPerRefreshAfterStartup))"
                         + "\(s.refreshShareAfterStartup.map { " = \($0)" } ?? ""))")
+                if let input = report.input { print(input.line) }
             } else {
                 ok = false
             }

@@ -17,6 +17,9 @@ struct FrameRecord {
     var encodedAt: MonotonicInstant
     var submittedAt: MonotonicInstant
     var scroll: ScrollSample?
+    /// The newest input event (``InputRecord/sequence``) the frame was drawn with (follow scene;
+    /// nil: none yet, or a scene that does not follow input).
+    var inputSequence: Int? = nil
 }
 
 /// Collects frame records (capacity reserved up front, so recording does not allocate per frame)

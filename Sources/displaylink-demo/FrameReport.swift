@@ -11,6 +11,8 @@ struct FrameReport {
     var sceneCount: (name: String, value: Int)  // "views" or "rows"
     /// How the run ended (nil: not ended yet).
     var ending: RunEnding? = nil
+    /// Input events and the frames that first showed them (follow scene; nil for the others).
+    var input: InputLatencyReport? = nil
 
     struct Summary {
         var frames: Int
@@ -156,6 +158,7 @@ struct FrameReport {
                 ("commit_target", r.commitTarget.map { .number($0.seconds) } ?? .null),
                 ("render_estimate", r.frame.renderEstimate.map { .number($0.seconds) } ?? .null)
             ]
+            if input != nil { fields.append(("input_sequence", r.inputSequence.map { .int($0) } ?? .null)) }
             if let s = r.scroll {
                 fields += [
                     ("scroll_offset", .number(s.offset)),
@@ -187,14 +190,16 @@ struct FrameReport {
                 ("refreshes", s.refreshShare.map { .int($0.refreshes) } ?? .null),
                 ("refreshes_after_startup", s.refreshShareAfterStartup.map { .int($0.refreshes) } ?? .null),
                 (sceneCount.name, .int(sceneCount.value))
-            ] + (ending?.summaryFields ?? [])
-        let root: JSONValue = .object([
+            ] + (input?.summaryFields ?? []) + (ending?.summaryFields ?? [])
+        var rootFields: [(String, JSONValue)] = [
             ("backend", .string(backend)),
             ("scene", .string(scene)),
             ("environment", .object(environment)),
-            ("frames", .array(frames)),
-            ("summary", .object(summaryFields))
-        ])
+            ("frames", .array(frames))
+        ]
+        if let input { rootFields.append(("input", .array(input.events))) }
+        rootFields.append(("summary", .object(summaryFields)))
+        let root: JSONValue = .object(rootFields)
         return root.serialized() + "\n"
     }
 }

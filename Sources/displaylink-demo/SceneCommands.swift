@@ -78,3 +78,18 @@ struct QuadCommand: SceneCommand {
         QuadScene(renderer: renderer, width: width, height: height)
     }
 }
+
+struct FollowCommand: SceneCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "follow",
+        abstract: """
+            A marker at the newest pointer or touch position: with --report, each input event's latency to the presentation of the \
+            first frame that showed it (input_latency_median and input_latency_p99 in the summary).
+            """
+    )
+    @OptionGroup var options: RunOptions
+
+    func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene {
+        FollowScene(renderer: renderer, width: width, height: height)
+    }
+}

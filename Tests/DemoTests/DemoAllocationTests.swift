@@ -12,8 +12,8 @@ import DisplayLinkWaylandTesting
 @Suite("No allocation per frame", .serialized)
 struct DemoAllocationTests {
     @Test(
-        "frames 40 to 140 allocate nothing and poll nothing without waiting, on the main thread (quad, bounce with its HUD, scroll)",
-        arguments: [["quad"], ["bounce", "--views", "60"], ["scroll"]])
+        "frames 40 to 140 allocate nothing and poll nothing without waiting, on the main thread (quad, bounce with its HUD, scroll, follow)",
+        arguments: [["quad"], ["bounce", "--views", "60"], ["scroll"], ["follow"]])
     func noAllocationPerFrame(scene: [String]) throws {
         let weston = try HeadlessWeston()
         defer { weston.stop() }

@@ -39,6 +39,15 @@ struct DemoProcess {
         return DemoProcess(status: run.termination.status, stdout: run.output, stderr: run.errors)
     }
 
+    /// Starts the demo with `arguments` connected to `compositor` (any private compositor: sway,
+    /// weston, mutter) and leaves it running, its standard output and error captured.
+    static func start(_ arguments: [String], compositor: any PrivateCompositor) throws -> ChildProcess {
+        var environment = ChildProcess.inheritedEnvironment
+        environment.removeValue(forKey: "WAYLAND_SOCKET")
+        environment.merge(compositor.clientEnvironment) { $1 }
+        return try ChildProcess([binary] + arguments, environment: environment, output: .captured, errors: .captured)
+    }
+
     /// Starts the demo with `arguments` as ``run(_:weston:extraEnvironment:)`` does and leaves it
     /// running, its standard output and error captured.
     static func start(_ arguments: [String], weston: HeadlessWeston?) throws -> ChildProcess {
