@@ -33,6 +33,8 @@ test: deps
 	Scripts/os-root trixie build >/dev/null
 	Scripts/os-root forky build >/dev/null
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	@# The examples too: the host suites (sway) and the VM's (uinput) drive Examples/.build/debug/TouchKiosk.
+	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
 	@# One suite at a time: the compositor-driven suites all draw on the one main thread, and run
 	@# side by side on a slow or overloaded host (TSan, stress-ng --cpu 4) some waited out their
 	@# hang guards for frames. Serial, each has the main thread to itself (the run takes about as long).
@@ -50,10 +52,12 @@ test: deps
 # stops it afterwards, also on failure) and then in the vkms VM (DisplaySurface's .auto finds no
 # compositor there and opens the KMS output). Each must exit 0: its own check passed, as its
 # summary line says; no rate or timing is asserted. EasedScroll runs long enough to reach the end
-# at 60 Hz. Before them, GoldenFrames runs offscreen on virtual time (no display needed):
+# at 60 Hz; TouchKiosk, without input here, is flung by its option and ends at rest (or after 240
+# frames). Its input is driven by the host suites (sway) and the VM's (uinput), which `make test`
+# runs before this target, after building Examples/. Before them, GoldenFrames runs offscreen on virtual time (no display needed):
 # Scripts/check-golden-frames compares two 60 Hz runs' PNG files byte for byte, and a 30 Hz run's
 # with the 60 Hz frames at the same virtual times.
-EXAMPLE_RUNS := "MovingViews --frames 60" "EasedScroll --frames 120" "Linker --frames 60"
+EXAMPLE_RUNS := "MovingViews --frames 60" "EasedScroll --frames 120" "Linker --frames 60" "TouchKiosk --frames 240 --fling 3000"
 test-examples: deps
 	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
 	@awk '/^## Your first program/{f=1} f&&/^```swift/{c=1;next} c&&/^```/{exit} c{print}' README.md \
@@ -122,6 +126,7 @@ ASAN_BUILD := --sanitize=address --scratch-path .build-asan -Xswiftc -use-ld=lld
 PURE_SWIFT_SUITES := DisplayLinkCoreTests|MotionTests|FrameSchedulerTests
 ASAN_LEAKS ?= 0
 test-sanitizers: deps
+	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(BUILD_FLAGS)
 	TSAN_OPTIONS="suppressions=$(CURDIR)/Scripts/tsan-suppressions.txt $$TSAN_OPTIONS" \
 	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST) --skip DRMBackendTests $(BUILD_FLAGS)

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.2
-// Four short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
+// Five short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
 // one binary for any display (a Wayland window when a compositor is reachable, else a DRM/KMS
 // output; GoldenFrames draws offscreen on virtual time). Build and run from the repository root:
 //   swift build --package-path Examples && Examples/.build/debug/MovingViews --frames 300
@@ -29,6 +29,13 @@ let package = Package(
         .executableTarget(name: "FirstProgram", dependencies: displayLink, swiftSettings: strict),
         // Seed 002: a PWDisplayLinker-style wrapper; zero delta on start and after a resume.
         .executableTarget(name: "Linker", dependencies: displayLink, swiftSettings: strict),
+        // A list dragged and flung with a pointer or a finger, a text field that keys type into
+        // (DisplaySurface.onInput, times on the link's clock; momentum on targetTimestamp).
+        .executableTarget(
+            name: "TouchKiosk",
+            dependencies: displayLink + [.product(name: "Motion", package: "DisplayLink")],  // ListLayout
+            swiftSettings: strict
+        ),
         // Moving views offscreen on virtual time, each frame a function of its target time, written
         // as PNG files (Scripts/check-golden-frames compares runs and rates).
         .executableTarget(name: "GoldenFrames", dependencies: displayLink, swiftSettings: strict),

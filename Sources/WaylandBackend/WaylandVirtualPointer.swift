@@ -3,8 +3,11 @@ internal import CWaylandClient
 
 /// A pointer device made on the compositor's seat through wlroots'
 /// `zwlr_virtual_pointer_manager_v1`, for tests: a headless sway has no input devices, and its
-/// seat offers a pointer only while a pointer device exists. The device sends nothing itself; the
-/// test moves sway's cursor with its IPC (`seat … cursor`), and the seat's clients get the events.
+/// seat offers a pointer only while a pointer device exists. A test moves sway's cursor with its
+/// IPC (`seat … cursor`), or with the device's own events (``move(toX:y:extent:time:)``,
+/// ``button(_:isPressed:time:)``): sway 1.7's IPC sends no motion while a button is held, the
+/// device's events go the way a mouse's do (a drag), each with the time given, queued until
+/// ``send()``.
 ///
 /// It holds its connection: its proxies are destroyed (deinit, or ``destroy()``) before the
 /// connection can disconnect.
@@ -32,6 +35,28 @@ package final class WaylandVirtualPointer {
     isolated deinit {
         destroy()
     }
+
+    /// Moves the pointer to (`x`, `y`) of an area `extent` wide and high that the compositor maps
+    /// onto its outputs (sway: the whole layout; an output's size gives its points exactly), at
+    /// `time` (milliseconds on `CLOCK_MONOTONIC`, as a compositor stamps its events), and ends the
+    /// group (a frame). Queued until ``send()``.
+    package func move(toX x: UInt32, y: UInt32, extent: (width: UInt32, height: UInt32), time: UInt32) {
+        guard let pointer else { return }
+        zwlr_virtual_pointer_v1_motion_absolute(pointer, time, x, y, extent.width, extent.height)
+        zwlr_virtual_pointer_v1_frame(pointer)
+    }
+
+    /// Presses or releases `button` (a Linux input event code: 0x110 is the left button) at
+    /// `time` (milliseconds, as in ``move(toX:y:extent:time:)``), and ends the group. Queued
+    /// until ``send()``.
+    package func button(_ button: UInt32, isPressed: Bool, time: UInt32) {
+        guard let pointer else { return }
+        zwlr_virtual_pointer_v1_button(pointer, time, button, isPressed ? 1 : 0)
+        zwlr_virtual_pointer_v1_frame(pointer)
+    }
+
+    /// Sends the events queued, in one write: the compositor reads them together.
+    package func send() { connection.flush() }
 
     /// Removes the device from the seat. Idempotent.
     package func destroy() {

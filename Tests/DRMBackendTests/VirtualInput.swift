@@ -92,7 +92,7 @@ final class VirtualKeyboard {
     var devicePath: String { device.devicePath }
 
     static let keySpace: UInt16 = 57, keyQ: UInt16 = 16, keyA: UInt16 = 30, keyB: UInt16 = 48, keyLeftShift: UInt16 = 42
-    static let keySemicolon: UInt16 = 39
+    static let keySemicolon: UInt16 = 39, keyEscape: UInt16 = 1, keyBackspace: UInt16 = 14
 
     init() throws {
         device = try UInputDevice(
