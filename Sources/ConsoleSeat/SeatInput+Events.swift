@@ -1,7 +1,7 @@
 internal import CInput
 
-/// libinput's events read into plain values: keys to ``SeatKeyboard`` (through
-/// ``SeatInput/keyChanged(_:isPressed:microseconds:)``), pointers and touch to ``SeatPointerTouch``.
+/// libinput's events read into plain values: keys to `SeatKeyboard` (through
+/// ``SeatInput/keyChanged(_:isPressed:microseconds:)``), pointers and touch to `SeatPointerTouch`.
 extension SeatInput {
     /// Reads one libinput event; what it makes goes to ``pending``.
     func handle(_ event: OpaquePointer) {

@@ -8,19 +8,19 @@ internal import CInput
 /// Input from the console's keyboards, pointers and touchscreens through the seat, as compositors
 /// read it: libinput (path backend) on the evdev devices, each opened through the ``SeatSession``
 /// (seatd or logind open them for an ordinary user and revoke them while another VT is in front),
-/// and an xkbcommon keymap (``SeatKeyboard``) that turns key codes into keysyms, modifiers and
+/// and an xkbcommon keymap (`SeatKeyboard`) that turns key codes into keysyms, modifiers and
 /// text. For a program on a console with no controlling terminal (a systemd unit);
 /// ``TerminalKeyboard`` (the terminal in raw mode) stays for interactive use.
 ///
-/// - Events arrive as ``InputEvent``s (``onInput``), each with libinput's time (the kernel's, on
-///   `CLOCK_MONOTONIC`, ``InputTime/Source/precise``), in the order libinput gives them: the
+/// - Events arrive as `InputEvent`s (``onInput``), each with libinput's time (the kernel's, on
+///   `CLOCK_MONOTONIC`, `InputTime.Source.precise`), in the order libinput gives them: the
 ///   order they happened, except that libinput debounces buttons, so a button's release can
 ///   come after a later motion or scroll, with its own earlier time.
 /// - Pointer positions are in the output's points (``setOutputSize(width:height:)``): relative
-///   motion moves a pointer kept here (``SeatPointerTouch``), absolute devices and touchscreens
+///   motion moves a pointer kept here (`SeatPointerTouch`), absolute devices and touchscreens
 ///   are scaled to the output.
-/// - A key held repeats (``KeyboardEvent/Phase/repeated``) after ``repeatDelay``, ``repeatRate``
-///   times a second (``KeyRepeater``), timed from the press.
+/// - A key held repeats (`KeyboardEvent.Phase.repeated`) after ``repeatDelay``, ``repeatRate``
+///   times a second (`KeyRepeater`), timed from the press.
 /// - While the session is disabled, libinput is suspended (its devices closed): the pointer
 ///   leaves, touches are cancelled and keyboard focus is lost; when it is enabled again the
 ///   devices are opened again, focus comes back and the keyboard state starts afresh (keys held

@@ -3,7 +3,7 @@ internal import CXKBCommon
 
 /// The console keyboards' state through xkbcommon: one keymap (`XKB_DEFAULT_LAYOUT` and friends,
 /// else the system's default, usually `us`) and one state for every keyboard of the seat, as
-/// compositors keep it. Turns evdev key codes into ``KeyboardEvent``s: keysym, modifiers and text
+/// compositors keep it. Turns evdev key codes into `KeyboardEvent`s: keysym, modifiers and text
 /// as they are when the key goes down (the key itself not yet counted, as on Wayland, where the
 /// modifiers a key changes follow its event).
 final class SeatKeyboard {

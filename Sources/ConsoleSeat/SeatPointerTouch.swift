@@ -2,7 +2,7 @@ import DisplayLinkCore
 import SurfaceInput
 
 /// The console's pointers and touchscreens as a surface sees them: libinput's values (read from
-/// its events by ``SeatInput``) in, ``InputEvent``s out. On a console nothing draws a cursor or
+/// its events by ``SeatInput``) in, `InputEvent`s out. On a console nothing draws a cursor or
 /// places one: the pointer is a position kept here, moved by relative devices (mice, touchpads)
 /// and set by absolute ones, always on the output (from its top left corner to its last point).
 ///
@@ -10,7 +10,7 @@ import SurfaceInput
 ///   ``PointerEvent/frame``, as compositors send them.
 /// - Wheels count clicks in 120ths (`v120`, high-resolution wheels send parts of one): a click is
 ///   a step once whole; the parts left over carry on in the same direction.
-/// - Times are libinput's microseconds on `CLOCK_MONOTONIC` (``InputTime/Source/precise``).
+/// - Times are libinput's microseconds on `CLOCK_MONOTONIC` (`InputTime.Source.precise`).
 ///
 /// Pure value type: no C, no clock reads, no allocation.
 struct SeatPointerTouch {

@@ -458,7 +458,7 @@ struct SubmissionRing: Sendable {
 }
 
 extension KMSFrameScheduler {
-    /// Under ``LatencyPolicy/lowLatency``, when the callback for `event` (just made by
+    /// Under `LatencyPolicy.lowLatency`, when the callback for `event` (just made by
     /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the render time
     /// learned (with its margin). Nil: start now (throughput; nothing learned yet; a flip pending
     /// or a frame held, whose successor is late already; or the start is not later than

@@ -11,7 +11,7 @@ extension WaylandRefreshScheduler {
     /// A start planned closer than this to now starts now (a timer costs more than it gains).
     public static let minimumDelay = Nanoseconds(500_000)
 
-    /// Under ``LatencyPolicy/lowLatency``, when the callback for `refresh` should start: its
+    /// Under `LatencyPolicy.lowLatency`, when the callback for `refresh` should start: its
     /// deadline less the render time learned (with its margin). Nil: start now (throughput; a
     /// timer tick; the period or the render time not learned yet; or the start is not ``minimumDelay`` away). The shell
     /// calls ``callbackStarted(at:)`` when it runs the callback, planned or not.

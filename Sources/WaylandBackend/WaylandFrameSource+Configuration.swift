@@ -32,9 +32,9 @@ extension WaylandFrameSource {
         /// repaints, and mutter 50 sometimes holds the commits that would release it too (under
         /// load, for good), so frames are committed untimed as without the protocol.
         public var allowsCommitTimingOnVirtualMonitors = false
-        /// When callbacks start: at the frame event (``LatencyPolicy/throughput``, the default),
+        /// When callbacks start: at the frame event (`LatencyPolicy.throughput`, the default),
         /// or as late as the frame can still be committed for its target, its deadline less the
-        /// program's learned render time (``LatencyPolicy/lowLatency``).
+        /// program's learned render time (`LatencyPolicy.lowLatency`).
         public var latency: LatencyPolicy = .throughput
         public init(
             stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
