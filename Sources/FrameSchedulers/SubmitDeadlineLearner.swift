@@ -36,12 +36,14 @@ public struct SubmitDeadlineLearner: Sendable {
 
     /// A frame submitted at `submitted` for `target` was presented at `presented`; `period` is the
     /// display's. It made its target when presented less than half a period after it (a
-    /// presentation a whole period or more later missed it).
+    /// presentation a whole period or more later missed it). A submission after its target
+    /// counts as one at it: vkms, its vblank handler late under load, still shows a flip queued
+    /// just after the vblank's timestamp, but a deadline is never after its target.
     public mutating func record(
         submitted: MonotonicInstant, target: MonotonicInstant, presented: MonotonicInstant,
         period: Nanoseconds
     ) {
-        let lead = (target - submitted).value
+        let lead = max(0, (target - submitted).value)
         let late = (presented - target).value
         outcomes.add(lead: lead, made: late < period.value / 2)
     }

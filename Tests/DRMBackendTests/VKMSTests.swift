@@ -404,16 +404,16 @@ func expectReportFrames(
         #expect(duration == period, "frame \(i): duration \(duration)", sourceLocation: sourceLocation)
         let ahead = (target - t) / period
         #expect(ahead >= 0.999 && abs(ahead - ahead.rounded()) < 1e-6, "frame \(i): \(ahead) periods ahead", sourceLocation: sourceLocation)
-        // A deadline, once learned, rests on what made its target: one that is merely sufficient
-        // comes before the target (a frame shown at its target was submitted before it).
+        // A deadline, once learned, rests on what made its target.
         if let deadline = frames[i]["deadline"] as? Double {
             let provenance = frames[i]["deadline_provenance"] as? String
             #expect(
                 ["sufficient", "bracketed", "prior"].contains(provenance ?? ""), "frame \(i): \(provenance ?? "none")",
                 sourceLocation: sourceLocation)
-            // Sufficient (a frame shown at its target was submitted before it) and the driver's
-            // latch assumed (before the vblank) both come before the target.
-            if provenance != "bracketed" { #expect(deadline < target, "frame \(i)", sourceLocation: sourceLocation) }
+            // Sufficient and the driver's latch assumed come at or before the target (vkms, its
+            // vblank handler late under load, shows a flip queued just after the vblank's
+            // timestamp: such a deadline is the target itself).
+            if provenance != "bracketed" { #expect(deadline <= target, "frame \(i)", sourceLocation: sourceLocation) }
         }
         if allowed.contains(i) {
             #expect(delta == 0, "frame \(i)", sourceLocation: sourceLocation)

@@ -115,6 +115,15 @@ struct DeadlineLearningTests {
         #expect(learner.lead?.lead == Nanoseconds(9 * Self.ms) && learner.lead?.provenance == .sufficient)
     }
 
+    @Test("deadline: a frame submitted after its target and shown at it (vkms's late vblank handler) gives the target, never later")
+    func submittedAfterTarget() {
+        var learner = SubmitDeadlineLearner()
+        learner.prior = Nanoseconds(Self.ms)
+        let target = Self.at(1_000 * Self.ms)
+        learner.record(submitted: target + Nanoseconds(600_000), target: target, presented: target, period: Self.period)
+        #expect(learner.deadline(forTarget: target) == .init(time: target, lead: .zero, provenance: .sufficient))
+    }
+
     @Test("deadline, any outcomes of a latch L: the lead is never below a lead that missed, and once bracketed within the bracket")
     func deadlineProperties() async {
         await propertyCheck(
