@@ -12,18 +12,23 @@ extension WaylandRefreshScheduler {
     public static let minimumDelay = Nanoseconds(500_000)
 
     /// Under `LatencyPolicy.lowLatency`, when the callback for `refresh` should start: its
-    /// deadline less the render time learned (with its margin). Nil: start now (throughput; a
-    /// timer tick; the period or the render time not learned yet; or the start is not ``minimumDelay`` away). The shell
-    /// calls ``callbackStarted(at:)`` when it runs the callback, planned or not.
+    /// deadline less the render time learned (with its margin) and less how late the shell's
+    /// timer has woken for planned starts (``wakeLateness``). Nil: start now (throughput; a timer
+    /// tick; the period or the render time not learned yet; or the start is not ``minimumDelay``
+    /// away). The shell calls ``callbackStarted(at:plannedFor:)`` when it runs the callback.
     public func plannedStart(for refresh: Refresh, now: MonotonicInstant) -> MonotonicInstant? {
         guard latency == .lowLatency, refresh.event.provenance != .timerFallback, !isStalled, isPeriodMeasured,
             let deadline = refresh.event.deadline, let budget = renderTime.budget
         else { return nil }
-        let start = deadline.time - budget
+        let start = deadline.time - budget - (wakeLateness.estimate ?? .zero)
         return start > now + WaylandRefreshScheduler.minimumDelay ? start : nil
     }
 
-    /// A refresh's callback starts now: the render time of its frame counts from here to
-    /// ``frameCommitted(at:)``.
-    public mutating func callbackStarted(at time: MonotonicInstant) { callbackBegan = time }
+    /// A refresh's callback starts now (`time`), at a start planned for `planned` or at once
+    /// (nil): the render time of its frame counts from here to ``frameCommitted(at:)``, and a
+    /// planned start teaches how late the timer wakes.
+    public mutating func callbackStarted(at time: MonotonicInstant, plannedFor planned: MonotonicInstant? = nil) {
+        callbackBegan = time
+        if let planned { wakeLateness.record(time - planned) }
+    }
 }

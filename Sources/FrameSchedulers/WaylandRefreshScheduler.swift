@@ -134,6 +134,10 @@ public struct WaylandRefreshScheduler: Sendable {
     }
     /// The program's time from a callback's start to its frame's commit.
     public internal(set) var renderTime = RenderTimeEstimator()
+    /// How late the shell's timer runs a planned start, learned by the same rule (rises at once
+    /// to a later wake-up, decays slowly; no margin): a start planned that much earlier runs in
+    /// time, where one late wake-up otherwise missed the latch, and with FIFO the frame after it.
+    public internal(set) var wakeLateness = RenderTimeEstimator(margin: .zero)
     /// When the current refresh's callback started (nil once its frame is committed).
     var callbackBegan: MonotonicInstant?
 

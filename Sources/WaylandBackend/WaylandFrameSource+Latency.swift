@@ -13,6 +13,7 @@ extension WaylandFrameSource {
             return
         }
         delayedRefresh = refresh
+        delayedStart = start
         delayedRefreshCount += 1
         timer.schedule(at: start, now: now)
     }
@@ -21,6 +22,6 @@ extension WaylandFrameSource {
         guard let refresh = delayedRefresh else { return }
         delayedRefresh = nil
         guard error == nil else { return }
-        perform(refresh)
+        perform(refresh, plannedFor: delayedStart)
     }
 }

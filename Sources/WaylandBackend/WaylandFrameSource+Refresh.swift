@@ -54,7 +54,7 @@ extension WaylandFrameSource {
     }
 
     /// Sends the refresh's requests, dispatches it, and commits the empty state if no target drew.
-    func perform(_ refresh: WaylandRefreshScheduler.Refresh) {
+    func perform(_ refresh: WaylandRefreshScheduler.Refresh, plannedFor planned: MonotonicInstant? = nil) {
         guard !window.isDestroyed else { return }
         if refresh.requestsFrameCallback { requestFrameCallback() }
         if let slot = refresh.feedbackSlot { requestFeedback(slot: slot) }
@@ -78,7 +78,7 @@ extension WaylandFrameSource {
             WaylandFrameSource.log.debug("frame callbacks resumed after a stall (refresh \(refresh.index); delta 0 under .zeroDelta)")
         }
         committedDuringDispatch = false
-        scheduler.callbackStarted(at: MonotonicInstant.now())
+        scheduler.callbackStarted(at: MonotonicInstant.now(), plannedFor: planned)
         dispatcher.dispatch(refresh.event)
         // A target may have destroyed the window in its callback (closing its surface).
         guard error == nil, !window.isDestroyed else { return }

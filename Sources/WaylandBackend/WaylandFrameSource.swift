@@ -141,6 +141,7 @@ public final class WaylandFrameSource: FrameSource {
     /// Under low latency, the timer that performs a refresh at its planned start, and that refresh.
     var delayTimer: MainQueueTimer?
     var delayedRefresh: WaylandRefreshScheduler.Refresh?
+    var delayedStart = MonotonicInstant.zero
     /// Refreshes performed at a planned start later than their frame event (low latency).
     public internal(set) var delayedRefreshCount = 0
     var isHeldCommitTimerArmed = false

@@ -47,6 +47,8 @@ struct SchedulerScript {
     /// latency), when it arrived, and when its frame was committed (with ``commitAfter``).
     var starts: [Int64] = []
     var arrivals: [Int64] = []
+    /// How late the timer runs the planned start of refresh N (0: on time).
+    var wakeDelay: (Int) -> Int64 = { _ in 0 }
     /// When each refresh's frame was presented, by refresh index.
     var presentedTimes: [UInt64: Int64] = [:]
     var commits: [Int64] = []
@@ -54,10 +56,11 @@ struct SchedulerScript {
     private mutating func record(_ refresh: Refresh?, at time: Int64) {
         guard let refresh else { return }
         refreshes.append(refresh)
-        let start = scheduler.plannedStart(for: refresh, now: t(time)).map { $0.nanoseconds - origin } ?? time
+        let planned = scheduler.plannedStart(for: refresh, now: t(time))
+        let start = planned.map { $0.nanoseconds - origin + wakeDelay(refreshes.count - 1) } ?? time
         starts.append(start)
         arrivals.append(time)
-        scheduler.callbackStarted(at: t(start))
+        scheduler.callbackStarted(at: t(start), plannedFor: planned)
         if draws {
             if let commitAfter {
                 commits.append(start + commitAfter)
