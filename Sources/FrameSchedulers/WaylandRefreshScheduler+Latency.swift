@@ -10,17 +10,23 @@ extension WaylandRefreshScheduler {
     public static let latchPrior = Nanoseconds(8_000_000)
     /// A start planned closer than this to now starts now (a timer costs more than it gains).
     public static let minimumDelay = Nanoseconds(500_000)
+    /// The least time allowed for the timer to wake late (``wakeLateness`` when it is more): a
+    /// wake-up 2–4 ms late comes about once in 600 frames on an idle machine (the main queue busy
+    /// with the frame before's presentation), and one that misses the latch costs, with FIFO,
+    /// two frames.
+    public static let minimumWakeAllowance = Nanoseconds(2_000_000)
 
     /// Under `LatencyPolicy.lowLatency`, when the callback for `refresh` should start: its
     /// deadline less the render time learned (with its margin) and less how late the shell's
-    /// timer has woken for planned starts (``wakeLateness``). Nil: start now (throughput; a timer
+    /// timer may wake (``wakeLateness``, at least ``minimumWakeAllowance``). Nil: start now (throughput; a timer
     /// tick; the period or the render time not learned yet; or the start is not ``minimumDelay``
     /// away). The shell calls ``callbackStarted(at:plannedFor:)`` when it runs the callback.
     public func plannedStart(for refresh: Refresh, now: MonotonicInstant) -> MonotonicInstant? {
         guard latency == .lowLatency, refresh.event.provenance != .timerFallback, !isStalled, isPeriodMeasured,
             let deadline = refresh.event.deadline, let budget = renderTime.budget
         else { return nil }
-        let start = deadline.time - budget - (wakeLateness.estimate ?? .zero)
+        let allowance = max(wakeLateness.estimate?.value ?? 0, WaylandRefreshScheduler.minimumWakeAllowance.value)
+        let start = deadline.time - budget - Nanoseconds(allowance)
         return start > now + WaylandRefreshScheduler.minimumDelay ? start : nil
     }
 
