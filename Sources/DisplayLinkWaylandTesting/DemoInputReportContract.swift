@@ -45,9 +45,8 @@ package enum DemoInputReportContract {
             let first = frames.indices.first { kept($0) && (integer(frames[$0]["input_sequence"]) ?? 0) >= sequence }
             let frameIndex = integer(event["frame"])
             if frameIndex != first {
-                problems.append(
-                    "event \(i): frame \(String(describing: frameIndex)), the first kept frame drawn with it is \(String(describing: first))"
-                )
+                let named = String(describing: frameIndex), firstKept = String(describing: first)
+                problems.append("event \(i): frame \(named), the first kept frame drawn with it is \(firstKept)")
             }
             guard let frameIndex, frames.indices.contains(frameIndex) else {
                 if !(event["presented"] is NSNull) || !(event["latency"] is NSNull) || !(event["refresh_index"] is NSNull) {
@@ -58,9 +57,8 @@ package enum DemoInputReportContract {
             }
             let frame = frames[frameIndex]
             if integer(event["refresh_index"]) != integer(frame["refresh_index"]) {
-                problems.append(
-                    "event \(i): refresh index \(String(describing: event["refresh_index"])), its frame's \(String(describing: frame["refresh_index"]))"
-                )
+                let own = String(describing: event["refresh_index"]), theirs = String(describing: frame["refresh_index"])
+                problems.append("event \(i): refresh index \(own), its frame's \(theirs)")
             }
             if let callback = number(frame["callback_at"]), callback < delivered {
                 problems.append("event \(i) delivered at \(delivered), after its frame \(frameIndex)'s callback at \(callback)")
@@ -69,9 +67,8 @@ package enum DemoInputReportContract {
             previous = (sequence, time, frameIndex)
             let presented = number(event["presented"])
             if presented != number(frame["presented"]) {
-                problems.append(
-                    "event \(i): presented \(String(describing: presented)), its frame \(frameIndex)'s \(String(describing: frame["presented"]))"
-                )
+                let own = String(describing: presented), theirs = String(describing: frame["presented"])
+                problems.append("event \(i): presented \(own), its frame \(frameIndex)'s \(theirs)")
             }
             guard let presented else {
                 if !(event["latency"] is NSNull) { problems.append("event \(i): a latency without a presentation") }

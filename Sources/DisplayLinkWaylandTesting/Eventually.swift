@@ -17,3 +17,20 @@ package func eventually(
     }
     return true
 }
+
+/// ``eventually(within:pollingEvery:isolation:_:)`` for a condition that must itself suspend (it
+/// asks another process, as a compositor's IPC does); a condition that throws counts as not yet.
+package func eventually(
+    within limit: Duration = .seconds(60),
+    pollingEvery interval: Duration = .milliseconds(20),
+    isolation: isolated (any Actor)? = #isolation,
+    _ condition: () async throws -> Bool
+) async -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + limit
+    while !((try? await condition()) ?? false) {
+        guard clock.now < deadline else { return false }
+        try? await Task.sleep(for: interval)
+    }
+    return true
+}

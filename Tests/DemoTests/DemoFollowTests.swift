@@ -66,11 +66,9 @@ struct DemoFollowTests {
         defer { demo.kill() }
         #expect(await line(demo, containing: "running: follow on wayland") != nil, "stderr: \(demo.capturedErrors)")
         // Mapped (sway lists the window as visible): from now on the cursor's moves reach it.
-        var mapped = false
-        let guardEnd = ContinuousClock.now + .seconds(120)  // a hang guard only
-        while !mapped && demo.isRunning && ContinuousClock.now < guardEnd {
-            mapped = isVisible(try await sway.swaymsgQuery("get_tree").output, appID: "org.displaylink.demo")
-            if !mapped { try await Task.sleep(for: .milliseconds(20)) }
+        let mapped = await eventually(within: .seconds(120)) {
+            guard demo.isRunning else { return true }
+            return isVisible(try await sway.swaymsgQuery("get_tree").output, appID: "org.displaylink.demo")
         }
         #expect(mapped && demo.isRunning, "the demo's window was never mapped; stderr: \(demo.capturedErrors)")
 
