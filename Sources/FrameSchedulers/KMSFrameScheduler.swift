@@ -14,7 +14,8 @@ import DisplayLinkCore
 /// - Frames in flight (``FlipPipeline``): one while drawing fits the period, two (the frame
 ///   submitted while a flip is pending is held and flipped at that flip's completion) once a frame
 ///   misses its vblank. `targetTimestamp` is one or two periods after `timestamp` accordingly,
-///   plus the lateness learned from recent frames (counted once 16 frames are known).
+///   plus the lateness learned from recent frames (counted once 16 frames are known). A target
+///   never goes back: it is held at the previous one rather than named earlier.
 /// - A callback that draws nothing still ticks: the next vblank is queued instead of a flip.
 /// - Kernel values never trap: 32-bit flip sequences are extended to 64 bits across wraps, and a
 ///   sequence or time that goes backwards starts a new space (a restart) instead of a huge step;
@@ -302,18 +303,18 @@ public struct KMSFrameScheduler: Sendable {
         if let ran = callbackSequence, sequence <= ran { followsStall = true }
         let timestamp = monotonic(time)
         var targetTimestamp = target(after: timestamp, periods: periods)
-        if !followsStall, let previous = lastTarget {
-            // A target more than half a period before the previous one (a shorter pipeline or a
-            // smaller learned lateness moved it back by whole periods, and animations computed
-            // for it with it) is moved to the vblank nearest the previous target: never back by
-            // half a period or more, and never running ahead (not `previous + period`: consecutive
-            // callbacks may aim at one vblank, the later frame replacing the held one).
+        if let previous = lastTarget, targetTimestamp < previous {
+            // A target before the previous one is moved to the vblank nearest the previous target,
+            // and held at the previous target when that vblank is a little before it: targets never
+            // go back (a shorter pipeline or a smaller learned lateness moves them back by whole
+            // periods, an off-grid timestamp by a fraction of one), and never run ahead (not
+            // `previous + period`: consecutive callbacks may aim at one vblank, the later frame
+            // replacing the held one).
             let p = period.value
-            if p > 0, targetTimestamp.nanoseconds &+ p / 2 < previous.nanoseconds, previous > timestamp {
-                let (span, overflow) = previous.nanoseconds.subtractingReportingOverflow(timestamp.nanoseconds)
-                let nearest = overflow ? 0 : (span + p / 2) / p
-                if nearest >= 1 && nearest < 64 { targetTimestamp = timestamp + Nanoseconds(p * nearest) }
-            }
+            let (span, overflow) = previous.nanoseconds.subtractingReportingOverflow(timestamp.nanoseconds)
+            let nearest = overflow ? 0 : (span + p / 2) / p
+            if nearest >= 1 && nearest < 64 { targetTimestamp = timestamp + Nanoseconds(p * nearest) }
+            targetTimestamp = max(targetTimestamp, previous)
         }
         lastTarget = targetTimestamp
         let event = RefreshEvent(

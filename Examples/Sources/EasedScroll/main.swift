@@ -63,13 +63,18 @@ final class App: ListDataSource {
         let wasAnimating = scroll.isAnimating, previous = offset
         let newOffset = scroll.update(frame)
         // The seed's rule, by hand: smoothstep of the fraction at targetTimestamp; a fraction past 1
-        // or going back (the target moved earlier) ends the scroll at the end offset.
+        // ends the scroll at the end offset. A target earlier than the last one (the link's targets
+        // go back only after a stall) holds the offset, or ends the scroll when it is back by half
+        // a period or more (a clock step), as Motion's EasedScroll documents.
         if wasAnimating, let start = scroll.startTime {
             let t = (frame.targetTimestamp - start).seconds / scroll.duration
+            let stepBack = t < previousFraction - frame.duration.seconds / 2 / scroll.duration
             if t < previousFraction { wentBack += 1 }
-            let expected = t >= 1 || t < previousFraction ? layout.maxOffset : layout.maxOffset * t * t * (3 - 2 * t)
+            let expected =
+                t >= 1 || stepBack
+                ? layout.maxOffset : t < previousFraction ? previous : layout.maxOffset * t * t * (3 - 2 * t)
             if abs(newOffset - expected) > 1e-6 || newOffset < previous { mismatches += 1 }
-            previousFraction = t
+            previousFraction = max(t, previousFraction)
             if !scroll.isAnimating { endedAt = frames + 1 }
         }
         do {
