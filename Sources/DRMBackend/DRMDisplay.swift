@@ -24,7 +24,8 @@ internal import CDRM
 /// - `timestamp` is the vblank time (`CLOCK_MONOTONIC`, required: `DRM_CAP_TIMESTAMP_MONOTONIC`),
 ///   `sequence` the vblank counter (32-bit flip sequences extended across wraps), `duration` the
 ///   exact period from the mode timings, `targetTimestamp` one or two periods after `timestamp`
-///   (frames in flight) plus the lateness learned from recent frames.
+///   (frames in flight) plus the lateness learned from recent frames, never before the previous
+///   callback's target (held at it when the kernel stamps a vblank off the grid).
 /// - ``shutDown()`` (also on deinit) restores the CRTC that was there before and drops master.
 /// - Logs (label `displaylink.drm`, all at `.debug`: silent unless the program bootstraps a
 ///   handler at that level) only on state changes, never per frame in the steady state: the mode
