@@ -19,7 +19,8 @@ internal import CDRM
 ///   `KMSFrameScheduler` (frames in flight, held frames, lateness, targets, restarts, idle ticks
 ///   queued with `drmCrtcQueueSequence` when nothing was drawn); or, on drivers without vblank
 ///   events (``DRMQuirks/noVblankEvents``), by a `CLOCK_MONOTONIC` timer at the mode's exact
-///   period, decided by `KMSTimerPacer`, with `timer-fallback` provenance.
+///   period, decided by `KMSTimerPacer`, with `timer-fallback` provenance; a frame is flipped
+///   when the timer fires for its target (such drivers show a flip at once), not when drawn.
 /// - Start: when the CRTC is already running (a console), frame 0 is its current vblank.
 /// - `timestamp` is the vblank time (`CLOCK_MONOTONIC`, required: `DRM_CAP_TIMESTAMP_MONOTONIC`),
 ///   `sequence` the vblank counter (32-bit flip sequences extended across wraps), `duration` the

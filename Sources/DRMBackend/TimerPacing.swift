@@ -136,8 +136,9 @@ final class TimerPacing: RefreshPacing {
         display.diagnostics.flipsCompleted += 1
         display.diagnostics.record(.init(sequence: 0, time: time, kind: .flip))
         display.buffers.flipCompleted()
-        let completion = pacer.flipCompleted(at: time)
-        if completion.flipHeld { flipHeldBuffer(decidedAt: time) }
+        let now = MonotonicInstant.now()
+        let completion = pacer.flipCompleted(at: time, now: now)
+        if completion.flipHeld { flipHeldBuffer(decidedAt: now) }
         if let feedback = completion.feedback { dispatcher.deliver(feedback) }
     }
 }

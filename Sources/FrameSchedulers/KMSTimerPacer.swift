@@ -13,10 +13,14 @@ import DisplayLinkCore
 /// - At most one callback per tick: a timer that wakes early (before the next tick) asks to be
 ///   armed again for it; one that wakes late jumps to the newest tick passed (the ticks in
 ///   between are missed, as the timestamps show).
-/// - At most one flip per period of the grid: a frame submitted at `now` is flipped at once unless
-///   a flip was already submitted in the period of the grid `now` is in, or is still pending; then
-///   it is held (replacing an older held frame, which is discarded) and flipped at the next timer
-///   firing or at the pending flip's completion, whichever comes first in a later period.
+/// - A frame is shown at its target: the frame of tick `k`'s callback is held and flipped when the
+///   timer fires for tick `k + 1` (its `targetTimestamp`), so that a driver whose flips complete at
+///   once shows it then, not whenever drawing ended. A frame submitted after its target tick is
+///   flipped at once.
+/// - At most one flip per period of the grid: a frame is held (replacing an older held frame,
+///   which is discarded) while a flip was already submitted in the period of the grid `now` is in,
+///   or is still pending, and flipped at the next timer firing or at the pending flip's completion,
+///   whichever comes first in a later period.
 /// - The first present sets the mode (it counts as that period's flip); its frame is on screen
 ///   when the mode set returns. The next refresh follows a stall (`followsStall`): the time the
 ///   mode set and the first buffers took is no missed frames.
@@ -30,10 +34,10 @@ public struct KMSTimerPacer: Sendable {
         /// Nothing is on screen yet: set the mode with this frame (blocking), then call
         /// ``modeSet(at:)``.
         case setMode
-        /// Submit a page flip (with an event) for this frame now.
+        /// Submit a page flip (with an event) for this frame now (it is late: its target tick passed).
         case flip
         /// Keep the frame; flip it when ``timerFired(now:refreshIndex:)`` or
-        /// ``flipCompleted(at:)`` says so. `discarding`: an older held frame the shell drops.
+        /// ``flipCompleted(at:now:)`` says so. `discarding`: an older held frame the shell drops.
         case hold(discarding: PresentationFeedback?)
     }
 
@@ -63,8 +67,10 @@ public struct KMSTimerPacer: Sendable {
     /// The refresh whose frame's flip is pending, and the period of the grid of the last flip.
     public private(set) var flipping: UInt64?
     public private(set) var flipPeriod: UInt64?
-    /// The refresh of a frame held for a later tick.
+    /// The refresh of a frame held for a later tick, and the tick of its callback (it is flipped in
+    /// a later period: at its target or after).
     public private(set) var held: UInt64?
+    private var heldTick: UInt64 = 0
     /// Flips (and the mode set) submitted, one per tick at most.
     public private(set) var flipsSubmitted = 0
     /// The next dispatched refresh follows a stop (or is the first).
@@ -154,7 +160,8 @@ public struct KMSTimerPacer: Sendable {
 
     // MARK: Presents and flips
 
-    /// The current callback's frame was submitted at `now`.
+    /// The current callback's frame was submitted at `now`: held for its target tick (the next),
+    /// or flipped at once when that tick has passed and no flip is in the way.
     public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
         let current = periodIndex(at: now)
         if !isModeSet {
@@ -167,9 +174,10 @@ public struct KMSTimerPacer: Sendable {
             restarting = true
             return .setMode
         }
-        if flipping != nil || flipPeriod.map({ current <= $0 }) == true {
+        if current <= (lastTick ?? 0) || flipping != nil || flipPeriod.map({ current <= $0 }) == true {
             let stale = held.map { PresentationFeedback(refreshIndex: $0, outcome: .discarded) }
             held = callbackRefresh
+            heldTick = lastTick ?? 0
             return .hold(discarding: stale)
         }
         submit(callbackRefresh, period: current)
@@ -187,14 +195,15 @@ public struct KMSTimerPacer: Sendable {
         flipsSubmitted += 1
     }
 
-    /// The pending flip completed at `time` (the event's time; it carries no vblank counter).
-    /// A held frame is flipped now if `time` is in a later period than the last flip's.
-    public mutating func flipCompleted(at time: MonotonicInstant) -> Completion {
+    /// The pending flip completed at `time` (the event's time; it carries no vblank counter), and
+    /// its event is handled at `now` (later when it waited to be read). A held frame is flipped now
+    /// if `now` is in a later period than the last flip's.
+    public mutating func flipCompleted(at time: MonotonicInstant, now: MonotonicInstant) -> Completion {
         guard let frame = flipping else { return Completion(feedback: nil, flipHeld: false) }
         flipping = nil
         let feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: nil))
-        let current = periodIndex(at: time)
-        if let next = held, flipPeriod.map({ current > $0 }) ?? true {
+        let current = periodIndex(at: max(time, now))
+        if let next = held, current > heldTick, flipPeriod.map({ current > $0 }) ?? true {
             held = nil
             submit(next, period: current)
             return Completion(feedback: feedback, flipHeld: true)

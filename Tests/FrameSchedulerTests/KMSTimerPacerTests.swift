@@ -70,7 +70,7 @@ final class KMSTimerHarness: FrameSource {
             if let flip = pendingFlip, wake.map({ flip <= $0 }) ?? true {
                 pendingFlip = nil
                 now = max(now, flip)
-                let completion = pacer.flipCompleted(at: now)
+                let completion = pacer.flipCompleted(at: flip, now: now)  // the event's time, read now
                 if completion.flipHeld { submitFlip() }
                 if let feedback = completion.feedback { dispatcher.deliver(feedback) }
             } else if let wake {
@@ -161,8 +161,8 @@ struct KMSTimerPacerTests {
         guard pacer.start(now: tick(0), refreshIndex: 0) != nil else { Issue.record("no first refresh"); return }
         #expect(pacer.frameSubmitted(now: tick(0) + Nanoseconds(1_000_000)) == .setMode)
         _ = pacer.timerFired(now: tick(1), refreshIndex: 1)
-        #expect(pacer.frameSubmitted(now: tick(1) + Nanoseconds(1_000_000)) == .flip)
-        _ = pacer.timerFired(now: tick(2), refreshIndex: 2)
+        #expect(pacer.frameSubmitted(now: tick(1) + Nanoseconds(1_000_000)) == .hold(discarding: nil))  // for tick 2
+        #expect(pacer.timerFired(now: tick(2), refreshIndex: 2).flipHeld)
         #expect(pacer.frameSubmitted(now: tick(2) + Nanoseconds(1_000_000)) == .hold(discarding: nil))
         // Away: the flip completes while the session is disabled (only the buffers move on) and
         // the shell drops the held frame; back, it sets the mode again.
@@ -170,7 +170,8 @@ struct KMSTimerPacerTests {
         pacer.sessionResumed()
         #expect(pacer.flipping == nil && pacer.held == nil)
         _ = pacer.timerFired(now: tick(300), refreshIndex: 3)
-        #expect(pacer.frameSubmitted(now: tick(300) + Nanoseconds(1_000_000)) == .flip)
+        #expect(pacer.frameSubmitted(now: tick(300) + Nanoseconds(1_000_000)) == .hold(discarding: nil))
+        #expect(pacer.timerFired(now: tick(301), refreshIndex: 4).flipHeld)
         #expect(pacer.flipping == 3)
         // Without it the frame would be held behind a flip that never completes.
         var stuck = KMSTimerPacer(period: period)
@@ -178,15 +179,20 @@ struct KMSTimerPacerTests {
         _ = stuck.frameSubmitted(now: tick(0) + Nanoseconds(1_000_000))
         _ = stuck.timerFired(now: tick(1), refreshIndex: 1)
         _ = stuck.frameSubmitted(now: tick(1) + Nanoseconds(1_000_000))
+        _ = stuck.timerFired(now: tick(2), refreshIndex: 2)  // flips frame 1, which never completes
+        _ = stuck.frameSubmitted(now: tick(2) + Nanoseconds(1_000_000))
         stuck.stopped()
-        _ = stuck.timerFired(now: tick(300), refreshIndex: 2)
-        #expect(stuck.frameSubmitted(now: tick(300) + Nanoseconds(1_000_000)) == .hold(discarding: nil))
+        _ = stuck.timerFired(now: tick(300), refreshIndex: 3)
+        #expect(
+            stuck.frameSubmitted(now: tick(300) + Nanoseconds(1_000_000))
+                == .hold(discarding: PresentationFeedback(refreshIndex: 2, outcome: .discarded)))
+        #expect(!stuck.timerFired(now: tick(301), refreshIndex: 4).flipHeld)
     }
 
     @Test(
         """
         flips that complete at once: one callback per tick, timestamps exactly start + k·period, timer provenance, no sequence, exact \
-        deltas, one flip per period
+        deltas, one flip per period, each frame shown at its target (plus the timer's wake)
         """
     )
     func steady() {
@@ -202,11 +208,12 @@ struct KMSTimerPacerTests {
         #expect(h.frames.map(\.delta) == [.zero, .zero] + Array(repeating: period, count: 8))
         #expect(h.frames.allSatisfy { $0.missedFrames == 0 && $0.provenance == .timerFallback && $0.duration == period })
         #expect(zip(h.frames, h.frames.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 })
-        // The mode set at frame 0's present, then one flip per callback, each within its tick.
-        #expect(h.submissions == (0..<10).map { tick($0) + Nanoseconds(300_000 * ($0 == 0 ? 0 : 1) + 2_000_000) })
-        // Frame 0 is on screen when the mode set returns; the others when their flip completed.
+        // The mode set at frame 0's present; then each frame is held for its target tick and flipped
+        // when the timer wakes for it (0.3 ms after the tick), before that tick's callback.
+        #expect(h.submissions == [tick(0) + Nanoseconds(2_000_000)] + (2..<10).map { tick($0) + Nanoseconds(300_000) })
+        // Frame 0 is on screen when the mode set returns; the others at their target, plus the wake.
         #expect(h.presented[0] == tick(0) + Nanoseconds(2_000_000))
-        #expect(h.presented[5] == tick(5) + Nanoseconds(2_300_000))
+        for i in 1..<8 { #expect(h.presented[h.frames[i].refreshIndex] == h.frames[i].targetTimestamp + Nanoseconds(300_000)) }
         #expect(h.violations.isEmpty, "\(h.violations)")
     }
 
@@ -280,7 +287,7 @@ struct KMSTimerPacerTests {
     @Test(
         """
         any wake lags, render times and flip latencies: every timestamp on the grid, one callback per tick at most and never before it, at \
-        most one flip per tick, delta and misses from the grid
+        most one flip per tick, no frame shown before its target, delta and misses from the grid
         """
     )
     func invariants() async {
@@ -315,6 +322,10 @@ struct KMSTimerPacerTests {
             }
             let ticks = h.submissions.map { ($0 - start).value / period.value }
             #expect(Set(ticks).count == ticks.count, "two flips in one tick: \(ticks)")
+            // No frame is shown before its target (frame 0 sets the mode at once).
+            for f in h.frames.dropFirst() {
+                if let shown = h.presented[f.refreshIndex] { #expect(shown >= f.targetTimestamp, "frame \(f.refreshIndex)") }
+            }
             // Never faster than the period: callbacks ≤ ticks elapsed + 1.
             let elapsed = (h.callbackTimes.last! - start).value / period.value
             #expect(Int64(h.frames.count) <= elapsed + 1)
