@@ -180,7 +180,8 @@ bench-pacing: deps
 # (bounce-sdl3.c: SDL_Renderer on GLES 2, vsync, a tinted rounded-square texture), built and run
 # inside the Debian forky root with the demo (release build, its Swift runtime mounted there), so
 # that all draw with the same Mesa 26.1 on one private headless weston 16: 250x250 and 640x480,
-# 60, 2000 and 20000 views, PEERS_SECONDS per run, the demo with and without its HUD. One table:
+# 60, 2000 and 20000 views, PEERS_SECONDS per run (after one unmeasured second of each client, so
+# that Mesa's shader cache is warm for all), the demo with and without its HUD. One table:
 # presented rate, CPU per presented frame (the whole process), median and p99 interval, prediction
 # error, callback-to-present, and the demo's ratios to each peer (Benchmarks/Scripts/peers-table;
 # reports and logs in out/bench-peers/). Figures only: fails only when a run itself fails.
