@@ -210,6 +210,20 @@ bench-latency: deps $(NAIVE_PEER)
 	@Benchmarks/Scripts/latency-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" \
 	  $(LATENCY_SECONDS) $(LATENCY_VM_FRAMES) $(NAIVE_PEER)
 
+# Input to photon (issue 27) on weston 16: the demo's follow scene (release build) in throughput
+# and low-latency modes, each on its own weston 16 (forky root) with the VNC backend, whose pointer
+# Benchmarks/Scripts/vnc-pointer moves INPUT_MOVES times, 23 ms apart: per mode the events, those
+# presented, the median and p99 of presented − event time and of submitted − event time
+# (Benchmarks/Scripts/input-latency-table; reports in out/bench-input/). In the VM the same
+# figures come from the follow tests that `make test` runs (uinput). Figures only.
+.PHONY: bench-input
+INPUT_MOVES ?= 100
+INPUT_SECONDS ?= 10
+bench-input: deps
+	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)
+	@Benchmarks/Scripts/input-latency-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" \
+	  $(INPUT_MOVES) $(INPUT_SECONDS)
+
 # DRM figures in the VM (Scripts/vkms-vm), release build, 640x480: on vkms the bounce and scroll
 # scenes with atomic and with legacy KMS (one VM boot), then bounce on bochs (no vblank events:
 # timer pacing, atomic), and one table from their reports (out/bench-drm/), the two APIs of each

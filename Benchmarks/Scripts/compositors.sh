@@ -20,7 +20,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # with_compositor KIND ROOT|"" LOG -- COMMAND...: runs COMMAND against a headless KIND (weston,
-# mutter or kwin) with XDG_RUNTIME_DIR and WAYLAND_DISPLAY set; with ROOT, the compositor runs
+# mutter or kwin, or weston-vnc: weston's VNC backend, whose pointer a VNC client moves, on
+# 127.0.0.1:$VNC_PORT, with kiosk-shell, a self-signed TLS certificate made for the run and a PAM
+# file that lets any VNC user in; ROOT only) with XDG_RUNTIME_DIR and WAYLAND_DISPLAY set; with ROOT, the compositor runs
 # chrooted in it with /proc, /dev, /sys and the runtime directory mounted from outside (a
 # client built on Debian 12 connects through the shared runtime directory). The compositor's
 # output goes to LOG. Returns COMMAND's status, 125 when the compositor makes no socket.
@@ -33,6 +35,13 @@ with_compositor() {
     kwin) cmd=(dbus-run-session -- kwin_wayland --virtual --no-lockscreen --socket wl --width 640 --height 480) ;;
   esac
   local d; d=$(mktemp -d /tmp/displaylink-bench-"$kind"-XXXXXX); chmod 700 "$d"
+  if [ "$kind" = weston-vnc ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/key.pem" -out "$d/cert.pem" -days 1 -subj /CN=localhost 2>/dev/null
+    cp -a "$r/etc/pam.d" "$d/pam.d"
+    printf 'auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n' >"$d/pam.d/weston-remote-access"
+    cmd=(weston --backend=vnc --shell=kiosk-shell.so --socket=wl --idle-time=0 --width=640 --height=480
+         --address=127.0.0.1 --port="${VNC_PORT:?}" --vnc-tls-cert="$d/cert.pem" --vnc-tls-key="$d/key.pem")
+  fi
   local env=(env -i XDG_RUNTIME_DIR="$d" HOME="$d" PATH=/usr/bin:/bin GSETTINGS_BACKEND=memory "${cmd[@]}")
   # setsid: the compositor and all it starts (dbus, Xwayland helpers) in one new process group.
   if [ -z "$r" ]; then
@@ -40,7 +49,9 @@ with_compositor() {
   else
     setsid unshare --mount --propagation private -- /bin/sh -c 'set -e; r=$1; d=$2; shift 2
       mount -t proc proc "$r/proc"; mount --rbind /dev "$r/dev"; mount --rbind /sys "$r/sys"
-      mkdir -p "$r$d"; mount --bind "$d" "$r$d"; exec chroot "$r" "$@"' sh "$r" "$d" "${env[@]}" </dev/null >"$log" 2>&1 &
+      mkdir -p "$r$d"; mount --bind "$d" "$r$d"
+      if [ -d "$d/pam.d" ]; then mount --bind "$d/pam.d" "$r/etc/pam.d"; fi
+      exec chroot "$r" "$@"' sh "$r" "$d" "${env[@]}" </dev/null >"$log" 2>&1 &
   fi
   local group=$!; live+=("$group")
   local status=0
