@@ -12,6 +12,14 @@
 #include "wlr-virtual-pointer-unstable-v1-client-protocol.h"
 
 const struct wl_interface *cwl_compositor_interface(void) { return &wl_compositor_interface; }
+
+int cwl_surface_add_listener(struct wl_surface *surface, const struct cwl_surface_listener *listener, void *data) {
+    return wl_proxy_add_listener((struct wl_proxy *)surface, (void (**)(void))listener, data);
+}
+
+uint32_t cwl_surface_interface_version(void) {
+    return (uint32_t)wl_surface_interface.version;
+}
 const struct wl_interface *cwl_output_interface(void) { return &wl_output_interface; }
 const struct wl_interface *cwl_seat_interface(void) { return &wl_seat_interface; }
 const struct wl_interface *cwl_xdg_wm_base_interface(void) { return &xdg_wm_base_interface; }

@@ -17,6 +17,22 @@ const struct wl_interface *cwl_wp_fractional_scale_manager_v1_interface(void);
 const struct wl_interface *cwl_zwp_input_timestamps_manager_v1_interface(void);
 const struct wl_interface *cwl_zwlr_virtual_pointer_manager_v1_interface(void);
 
+/* wl_surface's listener as wl_compositor version 6 defines it: Debian 12's headers stop at
+ * version 5 (enter, leave). Listening with it is harmless at any version (libwayland reads an
+ * event's entry only when the event comes), and a surface of a compositor bound at version 6,
+ * which the libwayland-client loaded at run time must know (cwl_surface_interface_version), needs
+ * all four entries. */
+struct cwl_surface_listener {
+    void (*enter)(void *data, struct wl_surface *surface, struct wl_output *output);
+    void (*leave)(void *data, struct wl_surface *surface, struct wl_output *output);
+    void (*preferred_buffer_scale)(void *data, struct wl_surface *surface, int32_t factor);
+    void (*preferred_buffer_transform)(void *data, struct wl_surface *surface, uint32_t transform);
+};
+int cwl_surface_add_listener(struct wl_surface *surface, const struct cwl_surface_listener *listener, void *data);
+
+/* The wl_surface version the libwayland-client loaded at run time knows (not the headers'). */
+uint32_t cwl_surface_interface_version(void);
+
 /* wl_registry_bind for an interface given by address, at a negotiated version. */
 void *cwl_registry_bind(struct wl_registry *registry, uint32_t name,
                         const struct wl_interface *interface, uint32_t version);

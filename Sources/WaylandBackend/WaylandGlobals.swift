@@ -1,3 +1,4 @@
+internal import CWayland
 /// A global the compositor advertised.
 public struct WaylandGlobal: Sendable, Hashable {
     public var name: UInt32
@@ -19,11 +20,12 @@ enum WaylandGlobals {
     static func negotiated(_ advertised: UInt32, ours: UInt32) -> UInt32 { min(advertised, ours) }
 
     // The highest versions whose events this backend has listeners for.
-    // wl_surface.damage_buffer. Not 6 (wl_surface.preferred_buffer_scale): the wl_surface
-    // interface libwayland-client 1.21 (Debian 12) defines has no third event, and a compositor's
-    // preferred_buffer_scale would end the connection; the scale comes from the outputs the
-    // surface enters (wl_output.scale) and from wp_fractional_scale_v1 instead.
-    static let compositorVersion: UInt32 = 4
+    // wl_surface.damage_buffer (4); preferred_buffer_scale and _transform (6) only when the
+    // libwayland-client loaded at run time knows them: the one of Debian 12 (1.21) defines
+    // wl_surface up to 5, and a compositor's preferred_buffer_scale would end the connection
+    // there. Then the scale comes from the outputs the surface enters (wl_output.scale) and from
+    // wp_fractional_scale_v1.
+    static var compositorVersion: UInt32 { cwl_surface_interface_version() >= 6 ? 6 : 4 }
     static let wmBaseVersion: UInt32 = 6  // xdg_toplevel configure_bounds, wm_capabilities; v6: suspended
     static let presentationVersion: UInt32 = 2  // v2: refresh 0 for variable refresh
     static let commitTimingVersion: UInt32 = 1

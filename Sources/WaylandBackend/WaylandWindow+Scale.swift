@@ -2,7 +2,8 @@ import FrameSchedulers
 internal import CWayland
 internal import CWaylandClient
 
-/// The window's scale: what the compositor says (`wp_fractional_scale_v1`, the outputs'
+/// The window's scale: what the compositor says (`wp_fractional_scale_v1`,
+/// `wl_surface.preferred_buffer_scale` where the libwayland loaded knows it, the outputs'
 /// `wl_output.scale`) decided by `SurfaceScale.wayland(fractional120:hasViewporter:preferredBufferScale:outputScales:)`,
 /// and how the next commit shows a buffer of ``WaylandWindow/pixelWidth``×``WaylandWindow/pixelHeight``
 /// pixels at the window's size in points (buffer scale, or a viewport's destination).
@@ -60,7 +61,7 @@ extension WaylandWindow {
         guard scaleDecisionPending, !isDestroyed else { return }
         scaleDecisionPending = false
         let decided = SurfaceScale.wayland(
-            fractional120: fractional120, hasViewporter: viewport != nil, preferredBufferScale: nil,
+            fractional120: fractional120, hasViewporter: viewport != nil, preferredBufferScale: preferredBufferScale,
             outputScales: outputs.map(\.scale))
         // A new source of the same scale (the compositor's fractional 120/120 after the outputs'
         // 1) is no change: the buffers stay as they are.

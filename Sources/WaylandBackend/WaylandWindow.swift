@@ -39,6 +39,8 @@ public final class WaylandWindow {
     var fractionalScale: OpaquePointer?
     var viewport: OpaquePointer?
     var fractional120: UInt32?
+    /// The last `wl_surface.preferred_buffer_scale` (with `wl_compositor` version 6).
+    var preferredBufferScale: Int32?
     var appliedBufferScale: Int32 = 1
     var appliedDestination: (Int32, Int32)?
     var outputScaleHandlerIDs: [(output: WaylandOutput, id: Int)] = []
@@ -103,7 +105,7 @@ public final class WaylandWindow {
         if let manager = connection.fifoManager { fifo = wp_fifo_manager_v1_get_fifo(manager, surface) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         followFractionalScale(me)
-        wl_surface_add_listener(surface, WaylandWindow.surfaceListener, me)
+        cwl_surface_add_listener(surface, WaylandWindow.surfaceListener, me)
         xdg_surface_add_listener(xdgSurface, WaylandWindow.xdgSurfaceListener, me)
         xdg_toplevel_add_listener(toplevel, WaylandWindow.toplevelListener, me)
         xdg_toplevel_set_title(toplevel, title)
@@ -252,7 +254,7 @@ public final class WaylandWindow {
     }
 
     private nonisolated(unsafe) static let surfaceListener = WaylandListeners.make(
-        wl_surface_listener(
+        cwl_surface_listener(
             enter: { data, _, output in
                 nonisolated(unsafe) let output = output
                 let window = WaylandWindow.from(data)
@@ -278,7 +280,16 @@ public final class WaylandWindow {
                     window.outputs.removeAll { $0.proxy == output }
                     if window.outputs.count != before { window.outputsChanged() }
                 }
-            }
+            },
+            preferred_buffer_scale: { data, _, factor in
+                let window = WaylandWindow.from(data)
+                MainActor.assumeIsolated {
+                    window.preferredBufferScale = factor
+                    window.updateScale()
+                }
+            },
+            // The buffer stays untransformed: the compositor transforms it as for any client.
+            preferred_buffer_transform: { _, _, _ in }
         ))
 
     private nonisolated(unsafe) static let xdgSurfaceListener = WaylandListeners.make(
