@@ -46,6 +46,7 @@ final class TimerPacing: RefreshPacing {
         guard display.isRunning, display.sessionActive else { return }
         guard wanted else {
             pacer.stopped()
+            if pacer.held != nil { armTimer() }  // the held frame is still shown at its tick
             return
         }
         // A timer armed before (its expiry queued while refreshes were not wanted, or while another
@@ -90,11 +91,17 @@ final class TimerPacing: RefreshPacing {
         var expirations: UInt64 = 0
         _ = read(timerFD, &expirations, 8)
         guard display.isRunning, display.sessionActive else { return }
+        let now = MonotonicInstant.now()
         guard dispatcher.wantsRefreshes else {
+            // Paused after presenting: the held frame is flipped at its tick, and nothing more.
+            if pacer.flipHeldIfDue(now: now) {
+                flipHeldBuffer(decidedAt: now)
+            } else if pacer.held != nil, pacer.flipping == nil {
+                armTimer()  // woke before the tick
+            }
             pacer.stopped()
             return
         }
-        let now = MonotonicInstant.now()
         let tick = pacer.timerFired(now: now, refreshIndex: dispatcher.nextRefreshIndex)
         if tick.flipHeld { flipHeldBuffer(decidedAt: now) }
         if let event = tick.event {
@@ -111,7 +118,12 @@ final class TimerPacing: RefreshPacing {
             dispatcher.deliver(feedback)
         }
         guard display.isRunning else { return }
-        if dispatcher.wantsRefreshes { armTimer() } else { pacer.stopped() }
+        if dispatcher.wantsRefreshes {
+            armTimer()
+        } else {
+            pacer.stopped()
+            if pacer.held != nil { armTimer() }  // the held frame is still shown at its tick
+        }
     }
 
     func submit(_ buffer: ScanoutBuffer) throws(DRMError) {

@@ -17,6 +17,8 @@ import DisplayLinkCore
 ///   timer fires for tick `k + 1` (its `targetTimestamp`), so that a driver whose flips complete at
 ///   once shows it then, not whenever drawing ended. A frame submitted after its target tick is
 ///   flipped at once.
+/// - A frame held when the link stops wanting refreshes (paused after presenting) is still flipped
+///   at its tick: the shell arms the timer once more and calls ``flipHeldIfDue(now:)``.
 /// - At most one flip per period of the grid: a frame is held (replacing an older held frame,
 ///   which is discarded) while a flip was already submitted in the period of the grid `now` is in,
 ///   or is still pending, and flipped at the next timer firing or at the pending flip's completion,
@@ -159,6 +161,20 @@ public struct KMSTimerPacer: Sendable {
     }
 
     // MARK: Presents and flips
+
+    /// With no refreshes wanted (the link paused after presenting), the timer still fires once for
+    /// a held frame's target tick: flips the held frame when that tick has come (`now` in a later
+    /// period than its callback's and the last flip's) and no flip is pending; true: flip it now.
+    /// No refresh is dispatched. While it returns false and ``held`` is set, arm the timer for
+    /// ``deadline`` again (a pending flip's completion flips it instead).
+    public mutating func flipHeldIfDue(now: MonotonicInstant) -> Bool {
+        guard let frame = held, flipping == nil else { return false }
+        let current = periodIndex(at: now)
+        guard current > heldTick, flipPeriod.map({ current > $0 }) ?? true else { return false }
+        held = nil
+        submit(frame, period: current)
+        return true
+    }
 
     /// The current callback's frame was submitted at `now`: held for its target tick (the next),
     /// or flipped at once when that tick has passed and no flip is in the way.

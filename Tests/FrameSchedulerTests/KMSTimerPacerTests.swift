@@ -77,7 +77,12 @@ final class KMSTimerHarness: FrameSource {
                 armed = nil
                 timerWakes += 1
                 now = max(now, wake)
-                guard dispatcher.wantsRefreshes else { pacer.stopped(); continue }
+                guard dispatcher.wantsRefreshes else {
+                    // As the shell: a frame held when the link paused is flipped at its tick.
+                    if pacer.flipHeldIfDue(now: now) { submitFlip() } else if pacer.held != nil, pacer.flipping == nil { arm() }
+                    pacer.stopped()
+                    continue
+                }
                 let tick = pacer.timerFired(now: now, refreshIndex: dispatcher.nextRefreshIndex)
                 if tick.flipHeld { submitFlip() }
                 if let event = tick.event { runCallback(event) } else { arm() }
@@ -103,7 +108,12 @@ final class KMSTimerHarness: FrameSource {
             pendingFeedback = nil
             dispatcher.deliver(feedback)
         }
-        if dispatcher.wantsRefreshes { arm() } else { pacer.stopped() }
+        if dispatcher.wantsRefreshes {
+            arm()
+        } else {
+            pacer.stopped()
+            if pacer.held != nil { arm() }  // the held frame is still shown at its tick
+        }
     }
 
     private func callback(_ link: DisplayLink) {
@@ -152,8 +162,8 @@ struct KMSTimerPacerTests {
 
     @Test(
         """
-        back from another VT: a flip that completed unseen and a held frame are forgotten, so the next frame flips at once (it was held \
-        for ever)
+        back from another VT: a flip that completed unseen and a held frame are forgotten, so the next frame flips at its tick (it was \
+        held for ever)
         """
     )
     func sessionResumed() {
@@ -271,6 +281,18 @@ struct KMSTimerPacerTests {
         #expect(h.events.map(\.timestamp) == [0, 1, 2, 3, 4, 5].map { tick($0) })
         #expect(h.events[4].followsStall && !h.events[5].followsStall)
         #expect(h.frames[4].delta == .zero && h.frames[5].delta == period)
+        #expect(h.violations.isEmpty, "\(h.violations)")
+    }
+
+    @Test("paused right after presenting: the held frame is still flipped at its target tick, and no callback runs until the resume")
+    func pausedAfterPresenting() {
+        let h = KMSTimerHarness(period: period, start: start)
+        h.onCallback = { n, link in if n == 3 { link.isPaused = true } }  // pauses, then presents frame 3
+        h.start()
+        h.run(callbacks: 5)
+        #expect(h.frames.count == 4)
+        #expect(h.presented[h.frames[3].refreshIndex] == h.frames[3].targetTimestamp + Nanoseconds(300_000))
+        #expect(h.pacer.held == nil && h.discarded.isEmpty)
         #expect(h.violations.isEmpty, "\(h.violations)")
     }
 
