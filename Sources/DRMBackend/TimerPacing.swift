@@ -45,8 +45,7 @@ final class TimerPacing: RefreshPacing {
     func demandChanged(_ wanted: Bool) {
         guard display.isRunning, display.sessionActive else { return }
         guard wanted else {
-            pacer.stopped()
-            if pacer.held != nil { armTimer() }  // the held frame is still shown at its tick
+            refreshesStopped()
             return
         }
         // A timer armed before (its expiry queued while refreshes were not wanted, or while another
@@ -60,6 +59,13 @@ final class TimerPacing: RefreshPacing {
         } else {
             armTimer()
         }
+    }
+
+    /// Nobody wants refreshes: no more callbacks, but a held frame is still shown at its tick (the
+    /// timer fires once more for it).
+    private func refreshesStopped() {
+        pacer.stopped()
+        if pacer.held != nil { armTimer() }
     }
 
     /// Arms the timer for the pacer's next tick (absolute, `CLOCK_MONOTONIC`).
@@ -118,12 +124,7 @@ final class TimerPacing: RefreshPacing {
             dispatcher.deliver(feedback)
         }
         guard display.isRunning else { return }
-        if dispatcher.wantsRefreshes {
-            armTimer()
-        } else {
-            pacer.stopped()
-            if pacer.held != nil { armTimer() }  // the held frame is still shown at its tick
-        }
+        if dispatcher.wantsRefreshes { armTimer() } else { refreshesStopped() }
     }
 
     func submit(_ buffer: ScanoutBuffer) throws(DRMError) {

@@ -139,12 +139,7 @@ public struct KMSTimerPacer: Sendable {
         guard anchor != nil else { return Tick(flipHeld: false, event: nil) }
         let k = periodIndex(at: now)
         if let last = lastTick, k <= last { return Tick(flipHeld: false, event: nil) }
-        var flipHeld = false
-        if let frame = held, flipping == nil, flipPeriod.map({ k > $0 }) ?? true {
-            held = nil
-            submit(frame, period: k)
-            flipHeld = true
-        }
+        let flipHeld = flipHeldIfDue(period: k)
         return Tick(flipHeld: flipHeld, event: dispatch(tick: k, refreshIndex: refreshIndex))
     }
 
@@ -168,9 +163,13 @@ public struct KMSTimerPacer: Sendable {
     /// No refresh is dispatched. While it returns false and ``held`` is set, arm the timer for
     /// ``deadline`` again (a pending flip's completion flips it instead).
     public mutating func flipHeldIfDue(now: MonotonicInstant) -> Bool {
-        guard let frame = held, flipping == nil else { return false }
-        let current = periodIndex(at: now)
-        guard current > heldTick, flipPeriod.map({ current > $0 }) ?? true else { return false }
+        flipHeldIfDue(period: periodIndex(at: now))
+    }
+
+    /// The one rule for flipping a held frame, in period `current` of the grid: no flip pending,
+    /// after its callback's tick and after the last flip's period.
+    private mutating func flipHeldIfDue(period current: UInt64) -> Bool {
+        guard let frame = held, flipping == nil, current > heldTick, flipPeriod.map({ current > $0 }) ?? true else { return false }
         held = nil
         submit(frame, period: current)
         return true
@@ -218,12 +217,6 @@ public struct KMSTimerPacer: Sendable {
         guard let frame = flipping else { return Completion(feedback: nil, flipHeld: false) }
         flipping = nil
         let feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: nil))
-        let current = periodIndex(at: max(time, now))
-        if let next = held, current > heldTick, flipPeriod.map({ current > $0 }) ?? true {
-            held = nil
-            submit(next, period: current)
-            return Completion(feedback: feedback, flipHeld: true)
-        }
-        return Completion(feedback: feedback, flipHeld: false)
+        return Completion(feedback: feedback, flipHeld: flipHeldIfDue(period: periodIndex(at: max(time, now))))
     }
 }
