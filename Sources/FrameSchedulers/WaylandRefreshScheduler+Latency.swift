@@ -37,4 +37,48 @@ extension WaylandRefreshScheduler {
         callbackBegan = time
         if let planned { wakeLateness.record(time - planned) }
     }
+
+    /// Under low latency, the refresh a frame whose callback arrived at `now` can really make,
+    /// from the rhythm's prediction `predicted`.
+    ///
+    /// The prediction counts the presentation depth from the newest presentation known, which
+    /// holds while frame callbacks come at their usual phase. A planned start aims at the target,
+    /// so where the prediction is off the start turns the error into a lost refresh:
+    /// - a callback that comes late, after the presentation it usually precedes (kwin's, when its
+    ///   compositing ran late), is predicted a refresh too far, and a start planned for that
+    ///   refresh leaves the one before it empty although it was still reachable;
+    /// - the callback after that comes just after the latch of a frame still waiting to be
+    ///   shown, and is predicted that frame's refresh, which FIFO gives to the frame before: it
+    ///   is shown a refresh after its target.
+    ///
+    /// So the target moves earlier by whole periods while the refresh before it is after `now`,
+    /// `timestamp` and the last refresh's target, after every committed frame still waiting, and
+    /// its deadline leaves the render budget and ``minimumWakeAllowance`` from now; then later by
+    /// whole periods until it is after every committed frame still waiting.
+    func reachableTarget(from predicted: MonotonicInstant, now: MonotonicInstant, timestamp: MonotonicInstant) -> MonotonicInstant {
+        guard isPeriodMeasured else { return predicted }
+        let p = period
+        let half = Nanoseconds(p.value / 2)
+        var waiting: MonotonicInstant?
+        for slot in slots where slot.inUse && slot.committed != nil {
+            if let target = slot.target { waiting = max(waiting ?? target, target) }
+        }
+        var target = predicted
+        if let budget = renderTime.budget {
+            let earliestCommit = now + budget + WaylandRefreshScheduler.minimumWakeAllowance
+            while true {
+                let earlier = target - p
+                guard earlier > now, earlier > timestamp, lastTarget.map({ earlier > $0 - half }) ?? true,
+                    waiting.map({ earlier > $0 + half }) ?? true,
+                    let deadline = deadlines.deadline(forTarget: earlier), earliestCommit <= deadline.time
+                else { break }
+                target = earlier
+            }
+        }
+        if let waiting, target < waiting + half {
+            // Whole periods past the waiting frame's refresh (on the same rhythm, to within half a period).
+            target = target + p * Int(((waiting + half) - target).value / p.value + 1)
+        }
+        return target
+    }
 }

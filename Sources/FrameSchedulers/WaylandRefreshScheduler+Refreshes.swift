@@ -86,9 +86,12 @@ extension WaylandRefreshScheduler {
 
         var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
         let stride = firstAfterStart ? 1 : self.stride
-        let target = saturatingAdd(
+        var target = saturatingAdd(
             rhythm.predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending),
             Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride))))
+        if latency == .lowLatency && stride == 1 && !firstAfterStart {
+            target = reachableTarget(from: target, now: arrival, timestamp: timestamp)
+        }
         if let given = compositorSequence, let previous = lastCompositorSequence {
             // The compositor's count wins when it agrees with the time to within one refresh.
             let step = given &- previous
@@ -109,6 +112,7 @@ extension WaylandRefreshScheduler {
         provenance: TimestampProvenance, followsStall: Bool, stride: Int
     ) -> Refresh {
         lastTimestamp = timestamp
+        lastTarget = target
         lastSequence &+= max(1, steps)
         let index = nextRefreshIndex
         nextRefreshIndex &+= 1

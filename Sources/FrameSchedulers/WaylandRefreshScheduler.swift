@@ -110,6 +110,8 @@ public struct WaylandRefreshScheduler: Sendable {
     /// The last refresh's timestamp and sequence.
     public internal(set) var lastTimestamp: MonotonicInstant?
     public internal(set) var lastSequence: UInt64 = 0
+    /// The last refresh's target.
+    var lastTarget: MonotonicInstant?
     var lastCallbackArrival: MonotonicInstant?
     var returningFromStall = false
     var lastActivity = MonotonicInstant.zero

@@ -310,6 +310,83 @@ struct WaylandLowLatencyTests {
     }
 }
 
+extension WaylandLowLatencyTests {
+    /// A compositor that latches what was committed `latch` before each vblank and sends that
+    /// commit's frame callback then, its feedback at the vblank; except that the callback of the
+    /// commit shown at a vblank in `lateAt` (counted in periods) comes `lateBy` after that vblank,
+    /// after its feedback (kwin's, when its compositing ran late). The program draws for
+    /// `render`. Returns the script and the vblank each frame was shown at.
+    static func lateCallbacks(
+        latency: LatencyPolicy, latch: Int64 = 2 * ms, render: Int64 = ms, lateAt: Set<Int64>, lateBy: Int64 = ms, frames: Int = 40
+    ) -> (SchedulerScript, [Int64]) {
+        var script = SchedulerScript()
+        script.scheduler.latency = latency
+        script.commitAfter = render
+        script.start(at: 0)
+        var vblanks: [Int64] = []
+        for k in 0..<frames {
+            guard let committed = script.commits.last else { break }
+            let vblank = (committed + latch + period - 1) / period * period
+            vblanks.append(vblank)
+            if lateAt.contains(vblank / period) {
+                script.presented(frame: UInt64(k), at: vblank)
+                script.callback(at: vblank + lateBy)
+            } else {
+                script.callback(at: vblank - latch)
+                script.presented(frame: UInt64(k), at: vblank)
+            }
+        }
+        return (script, vblanks)
+    }
+
+    @Test(
+        """
+        kwin-like (latch 2 ms before the vblank), one frame callback late, after its feedback: low latency still shows a frame at \
+        every vblank, each at its target; the refresh after the late callback targets the next vblank, and the one after it the \
+        vblank after that (the depth alone predicted one vblank too far, then the waiting frame's)
+        """)
+    func lateCallbackKeepsEveryRefresh() {
+        let (script, vblanks) = Self.lateCallbacks(latency: .lowLatency, lateAt: [20])
+        #expect(invariantViolations(script).isEmpty)
+        for k in 8..<vblanks.count - 1 {
+            #expect(vblanks[k + 1] == vblanks[k] + Self.period, "frame \(k + 1) at \(vblanks[k + 1])")
+            #expect(Self.target(script.refreshes[k]) == vblanks[k], "refresh \(k)")
+        }
+        // Under throughput the same late callback costs no refresh either (each frame starts at once).
+        let (throughput, shown) = Self.lateCallbacks(latency: .throughput, lateAt: [20])
+        for k in 8..<shown.count - 1 { #expect(shown[k + 1] == shown[k] + Self.period, "frame \(k + 1)") }
+        #expect(invariantViolations(throughput).isEmpty)
+    }
+
+    @Test(
+        """
+        low latency, any latch (0.5–10 ms), render time (0.2–6 ms) and late callbacks: targets keep the invariants; once the \
+        period is measured (from refresh 8) each is a later refresh than the frame before's (FIFO); every deadline is at or before \
+        its target, and a planned start leaves the render estimate before the deadline
+        """)
+    func lateCallbackProperties() async {
+        await propertyCheck(
+            count: 300, input: Gen.int64(in: (ms / 2)...(10 * ms)), Gen.int64(in: (ms / 5)...(6 * ms)),
+            Gen.int64(in: 8...50).array(of: 0...8), Gen.int64(in: (ms / 10)...(8 * ms))
+        ) { latch, render, late, lateBy in
+            let (script, _) = Self.lateCallbacks(
+                latency: .lowLatency, latch: latch, render: render, lateAt: Set(late), lateBy: lateBy, frames: 60)
+            let problems = invariantViolations(script)
+            #expect(problems.isEmpty, "\(problems.prefix(3))")
+            for k in 9..<script.refreshes.count {
+                #expect(Self.target(script.refreshes[k]) >= Self.target(script.refreshes[k - 1]) + Self.period / 2, "refresh \(k)")
+            }
+            for (k, refresh) in script.refreshes.enumerated() {
+                guard let deadline = refresh.event.deadline else { continue }
+                #expect(deadline.time.nanoseconds - origin <= Self.target(refresh), "refresh \(k)")
+                if script.starts[k] != script.arrivals[k], let estimate = refresh.event.renderEstimate {
+                    #expect(script.starts[k] <= deadline.time.nanoseconds - origin - estimate.value, "refresh \(k)")
+                }
+            }
+        }
+    }
+}
+
 @Suite("KMS: the low-latency policy")
 @MainActor
 struct KMSLowLatencyTests {
