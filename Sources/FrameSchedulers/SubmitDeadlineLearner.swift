@@ -18,8 +18,12 @@ import DisplayLinkCore
 ///   nothing is invented.
 ///
 /// The recent outcomes are those of the last ``window`` frames, so a compositor or driver that
-/// changes its latch is followed, and a miss from a passing stall is forgotten. Pure value type:
-/// no clock reads, no allocation after init.
+/// changes its latch is followed. The longest lead that missed stays a lower bound after its
+/// outcome leaves the window, until a frame makes its target with a lead at or below it: a
+/// planned lead never goes back under a lead that missed just because the miss is old. Without
+/// it, a prior shorter than the latch was tried again each time the miss left the window, and
+/// missed again (weston 10, whose repaint latches about 19 ms ahead: two misses every 64 frames).
+/// Pure value type: no clock reads, no allocation after init.
 public struct SubmitDeadlineLearner: Sendable {
     /// How many recent frames' outcomes bound the lead.
     public static let window = 64
@@ -29,6 +33,9 @@ public struct SubmitDeadlineLearner: Sendable {
     /// given up for the bracket once a frame misses at it.
     public var prior: Nanoseconds?
     private var outcomes: OutcomeRing
+    /// The longest lead known to miss, kept after it leaves the window (nil: none, or a frame made
+    /// its target with a lead at or below it since).
+    private var floor: Int64?
 
     public init() {
         outcomes = OutcomeRing()
@@ -45,19 +52,29 @@ public struct SubmitDeadlineLearner: Sendable {
     ) {
         let lead = max(0, (target - submitted).value)
         let late = (presented - target).value
-        outcomes.add(lead: lead, made: late < period.value / 2)
+        let made = late < period.value / 2
+        outcomes.add(lead: lead, made: made)
+        if made, let floor, lead <= floor { self.floor = nil }
+        if let missed = outcomes.longestMissed(below: outcomes.shortestMade) { floor = missed }
     }
 
     /// The shortest lead among the recent submissions that made their targets (nil: none).
     public var sufficientLead: Nanoseconds? { outcomes.shortestMade.map(Nanoseconds.init) }
     /// The longest lead among the recent submissions that missed their targets and are shorter
-    /// than ``sufficientLead`` (nil: none).
-    public var insufficientLead: Nanoseconds? { outcomes.longestMissed(below: outcomes.shortestMade).map(Nanoseconds.init) }
+    /// than ``sufficientLead``, else the longest that missed before them and was not made up for
+    /// since (nil: none).
+    public var insufficientLead: Nanoseconds? { lowerBound(below: outcomes.shortestMade).map(Nanoseconds.init) }
+
+    private func lowerBound(below sufficient: Int64?) -> Int64? {
+        if let missed = outcomes.longestMissed(below: sufficient) { return missed }
+        guard let floor, floor < (sufficient ?? .max) else { return nil }
+        return floor
+    }
 
     /// The lead to plan with, and what it rests on (nil: nothing made its target yet).
     public var lead: (lead: Nanoseconds, provenance: FrameDeadline.Provenance)? {
         let sufficient = outcomes.shortestMade
-        let insufficient = outcomes.longestMissed(below: sufficient)
+        let insufficient = lowerBound(below: sufficient)
         if let prior = prior?.value { return leadWith(prior: prior, sufficient: sufficient, insufficient: insufficient) }
         guard let sufficient else { return nil }
         guard let insufficient else { return (Nanoseconds(sufficient), .sufficient) }
