@@ -1,3 +1,4 @@
+import DisplayLinkCore
 import Glibc
 
 /// A private headless mutter, for tests and benchmarks: either Debian 12's mutter 43 from the
@@ -78,22 +79,10 @@ public final class HeadlessMutter: HeadlessCompositor, @unchecked Sendable {
 
     public let flavor: Flavor
 
-    /// A virtual monitor of the headless compositor (`--virtual-monitor WxH` or `WxH@R`).
-    public struct VirtualMonitor: Sendable, Hashable {
-        public var width: Int
-        public var height: Int
-        /// The refresh rate in Hz; nil: mutter's default (60 Hz). mutter 48 honours it (its
-        /// virtual monitors' frame clocks and `wl_output` modes run at it).
-        public var refreshRate: Int?
-
-        public init(width: Int, height: Int, refreshRate: Int? = nil) {
-            self.width = width
-            self.height = height
-            self.refreshRate = refreshRate
-        }
-
-        var argument: String { refreshRate.map { "\(width)x\(height)@\($0)" } ?? "\(width)x\(height)" }
-    }
+    /// A virtual monitor of the headless compositor (`--virtual-monitor WxH` or `WxH@R`, its
+    /// `description`). A nil refresh rate is mutter's default (60 Hz); mutter 48 honours a rate
+    /// given (its virtual monitors' frame clocks and `wl_output` modes run at it).
+    public typealias VirtualMonitor = ModeRequest
 
     /// The virtual monitors mutter was started with, in the order given (their `wl_output` names
     /// are `Meta-0`, `Meta-1`, … in that order). mutter 48 chooses their layout itself: with
@@ -126,7 +115,7 @@ public final class HeadlessMutter: HeadlessCompositor, @unchecked Sendable {
             process = try CompositorProcessGroup(label: "mutter", root: root, environment: ["MUTTER_DEBUG_DISABLE_ANIMATIONS=1"]) {
                 socketName in
                 ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--no-x11"]
-                    + monitors.flatMap { ["--virtual-monitor", $0.argument] } + ["--wayland-display=\(socketName)"]
+                    + monitors.flatMap { ["--virtual-monitor", $0.description] } + ["--wayland-display=\(socketName)"]
             }
         } catch {
             throw error.launchError(
