@@ -66,19 +66,9 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What the user asked for with `--mode`.
-public struct ModeRequest: Sendable, Hashable, CustomStringConvertible {
-    public var width: Int
-    public var height: Int
-    /// Hz; nil: the preferred (or first) mode of that size.
-    public var refreshRate: Int?
-
-    public init(width: Int, height: Int, refreshRate: Int? = nil) {
-        self.width = width
-        self.height = height
-        self.refreshRate = refreshRate
-    }
-
+/// What the user asked for with `--mode` (the type is DisplayLinkCore's, shared with the headless
+/// compositors' virtual monitors): parsing it, and choosing a connector's mode by it.
+extension ModeRequest {
     /// Parses `WxH` or `WxH@Hz` (e.g. `640x480`, `640x480@144`).
     public init(parsing text: String) throws(DRMError) {
         let parts = text.lowercased().split(separator: "@", omittingEmptySubsequences: false)
@@ -86,14 +76,13 @@ public struct ModeRequest: Sendable, Hashable, CustomStringConvertible {
         let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
         guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), (16...16384).contains(w), (16...16384).contains(h)
         else { throw .badModeSyntax(text) }
-        width = w; height = h
+        var rate: Int?
         if parts.count == 2 {
-            guard let rate = Int(parts[1]), (1...1000).contains(rate) else { throw .badModeSyntax(text) }
-            refreshRate = rate
+            guard let hz = Int(parts[1]), (1...1000).contains(hz) else { throw .badModeSyntax(text) }
+            rate = hz
         }
+        self.init(width: w, height: h, refreshRate: rate)
     }
-
-    public var description: String { "\(width)x\(height)" + (refreshRate.map { "@\($0)" } ?? "") }
 
     /// Picks from the connector's modes: an exact match; else a listed mode of that size retimed
     /// to the rate asked for; without a rate, the preferred (or first) mode of that size.

@@ -1,3 +1,4 @@
+import DisplayLinkCore
 import Logging
 import KernelCall
 internal import CDRM

@@ -28,7 +28,7 @@ public enum DebianRoot: String, Sendable, CaseIterable, CustomStringConvertible 
     /// `~/.cache`; trixie also honours `$TRIXIE_ROOT_CACHE`). The error names why not and how to
     /// build it, so a test that needs the root fails with an actionable message, never passes
     /// silently.
-    public func path(needing program: String) -> Result<String, HeadlessMutter.LaunchError> {
+    public func path(needing program: String) -> Result<String, CompositorLaunchError> {
         let path: String
         if let explicit = getenv("DISPLAYLINK_\(rawValue.uppercased())_ROOT") {
             path = String(cString: explicit)
@@ -41,14 +41,18 @@ public enum DebianRoot: String, Sendable, CaseIterable, CustomStringConvertible 
             path = base + "/displaylink-\(rawValue)/root-\(layout)"
         }
         let build = "build it with Scripts/os-root \(rawValue) build"
+        // The error names the program's compositor (its file name); its message is the reason alone.
+        let unusable = { (why: String) in
+            CompositorLaunchError(String(program.split(separator: "/").last ?? ""), .noRoot(why))
+        }
         guard access(path + "/ready", F_OK) == 0 else {
-            return .failure(.noRoot("\(self): \(path)/ready does not exist (\(build))"))
+            return .failure(unusable("\(self): \(path)/ready does not exist (\(build))"))
         }
         guard access(path + program, X_OK) == 0 else {
-            return .failure(.noRoot("\(self) at \(path) has no \(program) (\(build))"))
+            return .failure(unusable("\(self) at \(path) has no \(program) (\(build))"))
         }
         guard geteuid() == 0 else {
-            return .failure(.noRoot("running a compositor in \(self) needs root (chroot, mount)"))
+            return .failure(unusable("running a compositor in \(self) needs root (chroot, mount)"))
         }
         return .success(path)
     }

@@ -1,3 +1,4 @@
+import DisplayLinkCore
 import Glibc
 
 /// A private headless mutter, for tests and benchmarks: either Debian 12's mutter 43 from the
@@ -14,24 +15,6 @@ import Glibc
 /// animations are off (`MUTTER_DEBUG_DISABLE_ANIMATIONS=1`), so that its stage is idle once a
 /// client's last frame is presented, rather than some 250 ms later when a map animation ends.
 public final class HeadlessMutter: HeadlessCompositor, @unchecked Sendable {
-    public enum LaunchError: Error, CustomStringConvertible {
-        case notInstalled(String)
-        case noRoot(String)
-        case spawnFailed(Int32)
-        case exitedEarly(status: Int32, log: String)
-        case noSocket(log: String)
-
-        public var description: String {
-            switch self {
-            case .notInstalled(let what): "\(what) is not installed (Scripts/install-deps installs Debian 12's mutter)"
-            case .noRoot(let why): "no usable Debian root: \(why)"
-            case .spawnFailed(let e): "could not start mutter (errno \(e))"
-            case .exitedEarly(let status, let log): "mutter exited during start-up (status \(status)):\n\(log)"
-            case .noSocket(let log): "mutter did not create its socket within 60 s:\n\(log)"
-            }
-        }
-    }
-
     /// Where the compositor comes from.
     public enum Flavor: Sendable, Hashable, CustomStringConvertible {
         /// `/usr/bin/mutter` of the host (Debian 12: mutter 43).
@@ -48,12 +31,12 @@ public final class HeadlessMutter: HeadlessCompositor, @unchecked Sendable {
     }
 
     /// The cached Debian 13 root (``DebianRoot/trixie``) when it is ready, else why not.
-    public static func trixieRoot() -> Result<String, LaunchError> {
+    public static func trixieRoot() -> Result<String, CompositorLaunchError> {
         DebianRoot.trixie.path(needing: "/usr/bin/mutter")
     }
 
     /// mutter 48 from the cached Debian 13 root with these virtual monitors, started and waited
-    /// for as ``init(flavor:monitors:)`` does. Throws ``LaunchError/noRoot(_:)`` naming why when
+    /// for as ``init(flavor:monitors:)`` does. Throws ``CompositorLaunchError/Reason/noRoot(_:)`` naming why when
     /// there is no usable root (so a test that needs it fails, never passes silently). Waits on
     /// another thread (see ``start(flavor:monitors:)``).
     public static func mutter48(monitors: [VirtualMonitor] = [VirtualMonitor(width: 640, height: 480)]) async throws -> HeadlessMutter {
@@ -78,22 +61,10 @@ public final class HeadlessMutter: HeadlessCompositor, @unchecked Sendable {
 
     public let flavor: Flavor
 
-    /// A virtual monitor of the headless compositor (`--virtual-monitor WxH` or `WxH@R`).
-    public struct VirtualMonitor: Sendable, Hashable {
-        public var width: Int
-        public var height: Int
-        /// The refresh rate in Hz; nil: mutter's default (60 Hz). mutter 48 honours it (its
-        /// virtual monitors' frame clocks and `wl_output` modes run at it).
-        public var refreshRate: Int?
-
-        public init(width: Int, height: Int, refreshRate: Int? = nil) {
-            self.width = width
-            self.height = height
-            self.refreshRate = refreshRate
-        }
-
-        var argument: String { refreshRate.map { "\(width)x\(height)@\($0)" } ?? "\(width)x\(height)" }
-    }
+    /// A virtual monitor of the headless compositor (`--virtual-monitor WxH` or `WxH@R`, its
+    /// `description`). A nil refresh rate is mutter's default (60 Hz); mutter 48 honours a rate
+    /// given (its virtual monitors' frame clocks and `wl_output` modes run at it).
+    public typealias VirtualMonitor = ModeRequest
 
     /// The virtual monitors mutter was started with, in the order given (their `wl_output` names
     /// are `Meta-0`, `Meta-1`, … in that order). mutter 48 chooses their layout itself: with
@@ -115,10 +86,10 @@ public final class HeadlessMutter: HeadlessCompositor, @unchecked Sendable {
         let root: String?
         switch flavor {
         case .host:
-            guard access("/usr/bin/mutter", X_OK) == 0 else { throw LaunchError.notInstalled("mutter") }
+            guard access("/usr/bin/mutter", X_OK) == 0 else { throw HeadlessMutter.launchError(.notInstalled("mutter")) }
             root = nil
         case .root(let path):
-            guard access("/usr/bin/unshare", X_OK) == 0 else { throw LaunchError.notInstalled("unshare (util-linux)") }
+            guard access("/usr/bin/unshare", X_OK) == 0 else { throw HeadlessMutter.launchError(.notInstalled("unshare (util-linux)")) }
             root = path
         }
         let process: CompositorProcessGroup
@@ -126,13 +97,15 @@ public final class HeadlessMutter: HeadlessCompositor, @unchecked Sendable {
             process = try CompositorProcessGroup(label: "mutter", root: root, environment: ["MUTTER_DEBUG_DISABLE_ANIMATIONS=1"]) {
                 socketName in
                 ["dbus-run-session", "--", "mutter", "--headless", "--wayland", "--no-x11"]
-                    + monitors.flatMap { ["--virtual-monitor", $0.argument] } + ["--wayland-display=\(socketName)"]
+                    + monitors.flatMap { ["--virtual-monitor", $0.description] } + ["--wayland-display=\(socketName)"]
             }
         } catch {
-            throw error.launchError(
-                spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
-                noSocket: LaunchError.noSocket)
+            throw HeadlessMutter.launchError(error.reason)
         }
         super.init(process: process)
+    }
+
+    private static func launchError(_ reason: CompositorLaunchError.Reason) -> CompositorLaunchError {
+        CompositorLaunchError("mutter", installHint: "Scripts/install-deps installs Debian 12's mutter", reason)
     }
 }

@@ -97,7 +97,7 @@ public final class HeadlessRootCompositor: HeadlessCompositor, @unchecked Sendab
         switch kind.root.path(needing: kind.program) {
         case .success(let path): root = path
         case .failure(let failure):
-            if case .noRoot(let why) = failure { throw LaunchError.noRoot(why) }
+            if case .noRoot(let why) = failure.reason { throw LaunchError.noRoot(why) }
             throw LaunchError.noRoot(failure.description)
         }
         guard access("/usr/bin/unshare", X_OK) == 0 else { throw LaunchError.notInstalled("unshare (util-linux)") }

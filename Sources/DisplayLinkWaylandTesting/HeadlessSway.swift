@@ -12,22 +12,6 @@ import Glibc
 /// `holdVirtualKeyboard()`, and, for a pointer, the virtual pointer of the Wayland backend's
 /// tests.
 public final class HeadlessSway {
-    public enum LaunchError: Error, CustomStringConvertible {
-        case notInstalled(String)
-        case spawnFailed(Int32)
-        case exitedEarly(status: Int32, log: String)
-        case noSocket(log: String)
-
-        public var description: String {
-            switch self {
-            case .notInstalled(let what): "\(what) is not installed (Scripts/install-deps installs sway and wtype)"
-            case .spawnFailed(let e): "could not start sway (errno \(e))"
-            case .exitedEarly(let status, let log): "sway exited during start-up (status \(status)):\n\(log)"
-            case .noSocket(let log): "sway did not create its sockets within 60 s:\n\(log)"
-            }
-        }
-    }
-
     /// The absolute path of the compositor's socket: pass it to `WaylandConnection(socket:)`.
     public var socketPath: String { process.socketPath }
     public var runtimeDirectory: String { process.runtimeDirectory }
@@ -49,7 +33,7 @@ public final class HeadlessSway {
     /// clients as `wl_keyboard.repeat_info`).
     public init(width: Int = 640, height: Int = 480, repeatDelay: Int = 600, repeatRate: Int = 25) throws {
         for program in ["/usr/bin/sway", "/usr/bin/swaymsg", "/usr/bin/wtype"] where access(program, X_OK) != 0 {
-            throw LaunchError.notInstalled(String(program.split(separator: "/").last ?? ""))
+            throw HeadlessSway.launchError(.notInstalled(String(program.split(separator: "/").last ?? "")))
         }
         self.width = width
         self.height = height
@@ -71,17 +55,19 @@ public final class HeadlessSway {
                 files: ["sway/config": config], fixedSocketName: "wayland-1", user: nobody
             ) { _ in ["sway"] }  // its configuration from $XDG_CONFIG_HOME/sway/config, the runtime directory's
         } catch {
-            throw error.launchError(
-                spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
-                noSocket: LaunchError.noSocket)
+            throw HeadlessSway.launchError(error.reason)
         }
         let ipc = process.runtimeDirectory + "/sway-ipc.\(nobody?.uid ?? getuid()).\(process.pid).sock"
         ipcSocketPath = ipc
         guard process.wait(upTo: .seconds(60), until: { access(ipc, F_OK) == 0 }) else {
             let log = process.readLog()
             process.stop()
-            throw LaunchError.noSocket(log: log)
+            throw HeadlessSway.launchError(.noSocket(log: log))
         }
+    }
+
+    private static func launchError(_ reason: CompositorLaunchError.Reason) -> CompositorLaunchError {
+        CompositorLaunchError("sway", installHint: "Scripts/install-deps installs sway and wtype", sockets: "its sockets", reason)
     }
 
     /// Starts sway as ``init(width:height:repeatDelay:repeatRate:)`` does, waiting for its

@@ -11,26 +11,10 @@ import Synchronization
 /// stop the compositor from your own handler (with `DisplaySurface`,
 /// `surface.addCloseHandler { weston.stop() }` and `DisplaySurface.installSignalHandlers()`).
 public final class HeadlessWeston: HeadlessCompositor, @unchecked Sendable {
-    public enum LaunchError: Error, CustomStringConvertible {
-        case notInstalled
-        case spawnFailed(Int32)
-        case exitedEarly(status: Int32, log: String)
-        case noSocket(log: String)
-
-        public var description: String {
-            switch self {
-            case .notInstalled: "weston is not installed (apt-get install weston)"
-            case .spawnFailed(let e): "could not start weston (errno \(e))"
-            case .exitedEarly(let status, let log): "weston exited during start-up (status \(status)):\n\(log)"
-            case .noSocket(let log): "weston did not create its socket within 60 s:\n\(log)"
-            }
-        }
-    }
-
     /// Starts weston (`--backend=headless-backend.so --use-pixman --idle-time=0`) and waits for
     /// its socket (60 s at most, a hang guard: weston starts in well under a second).
     public init(width: Int = 640, height: Int = 480, extraArguments: [String] = []) throws {
-        guard access("/usr/bin/weston", X_OK) == 0 else { throw LaunchError.notInstalled }
+        guard access("/usr/bin/weston", X_OK) == 0 else { throw HeadlessWeston.launchError(.notInstalled("weston")) }
         let language = getenv("LANG").map { ["LANG=" + String(cString: $0)] } ?? []
         let process: CompositorProcessGroup
         do {
@@ -46,11 +30,13 @@ public final class HeadlessWeston: HeadlessCompositor, @unchecked Sendable {
                 ] + extraArguments
             }
         } catch {
-            throw error.launchError(
-                spawnFailed: LaunchError.spawnFailed, exitedEarly: LaunchError.exitedEarly,
-                noSocket: LaunchError.noSocket)
+            throw HeadlessWeston.launchError(error.reason)
         }
         super.init(process: process)
+    }
+
+    private static func launchError(_ reason: CompositorLaunchError.Reason) -> CompositorLaunchError {
+        CompositorLaunchError("weston", installHint: "apt-get install weston", reason)
     }
 
     /// Kills weston at once (SIGKILL), as a crash would.

@@ -34,7 +34,7 @@ extension DisplaySurface {
 
     /// A DRM/KMS mode: a size, and optionally an exact refresh rate (a listed mode of that size
     /// is retimed to it when the connector does not list one); parsed from `WxH` or `WxH@Hz`.
-    public typealias ModeRequest = DRMBackend.ModeRequest
+    public typealias ModeRequest = DisplayLinkCore.ModeRequest
 
     /// The KMS API on DRM/KMS: atomic first with legacy as the fallback, or one of them (the
     /// DRM backend's own type: one definition, no conversion).

@@ -13,19 +13,14 @@ public final class FollowScene: Scene {
     public var followsInput: Bool { true }
     /// Where the marker is (pixels); nil until the first position, when it is not drawn.
     public private(set) var marker: (x: Double, y: Double)?
-    private let renderer: Renderer
-    private let layer: Renderer.LayerID
     private var phase = 0.0
-    private var width: Int32, height: Int32
+    private var canvas: SceneCanvas
 
     public init(renderer: Renderer, width: Int32, height: Int32) {
-        self.renderer = renderer
-        self.width = width
-        self.height = height
-        layer = renderer.makeLayer(reserving: 4)
+        canvas = SceneCanvas(renderer: renderer, reserving: 4, width: width, height: height)
     }
 
-    public func resize(width: Int32, height: Int32) { self.width = width; self.height = height }
+    public func resize(width: Int32, height: Int32) { canvas.resize(width: width, height: height) }
 
     public func follow(x: Double, y: Double) { marker = (x, y) }
 
@@ -34,15 +29,13 @@ public final class FollowScene: Scene {
     public func draw() {
         // The light part: a 12-pixel square sweeping back and forth along the bottom edge.
         let side: Float = 12
-        let span = Double(max(1, Float(width) - side))
-        let sweep = phase.truncatingRemainder(dividingBy: 2 * span)
-        let left = Float(sweep < span ? sweep : 2 * span - sweep)
-        renderer.addRect(layer, Rect(x: left, y: Float(height) - side - 4, width: side, height: side), color: Palette.colors[4])
+        let left = canvas.bouncingLeft(distance: phase, side: side)
+        canvas.addRect(Rect(x: left, y: Float(canvas.height) - side - 4, width: side, height: side), color: Palette.colors[4])
         guard let marker else { return }
         // The marker: a ring (two rounded squares) centred on the point, and the point itself.
         let (x, y) = (Float(marker.x), Float(marker.y))
-        renderer.addRect(layer, Rect(x: x - 14, y: y - 14, width: 28, height: 28), color: Palette.colors[1], cornerRadius: 14)
-        renderer.addRect(layer, Rect(x: x - 10, y: y - 10, width: 20, height: 20), color: background, cornerRadius: 10)
-        renderer.addRect(layer, Rect(x: x - 2, y: y - 2, width: 4, height: 4), color: Palette.colors[7])
+        canvas.addRect(Rect(x: x - 14, y: y - 14, width: 28, height: 28), color: Palette.colors[1], cornerRadius: 14)
+        canvas.addRect(Rect(x: x - 10, y: y - 10, width: 20, height: 20), color: background, cornerRadius: 10)
+        canvas.addRect(Rect(x: x - 2, y: y - 2, width: 4, height: 4), color: Palette.colors[7])
     }
 }

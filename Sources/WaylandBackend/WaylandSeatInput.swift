@@ -108,61 +108,82 @@ public final class WaylandSeatInput {
     }
 
     private func bindPointer() {
-        guard let proxy = wl_seat_get_pointer(seat) else { return }
-        pointer = proxy
-        wl_pointer_add_listener(proxy, WaylandSeatInput.pointerListener, listenerData)
-        translator.pointerHasFrames = wl_pointer_get_version(proxy) >= 5
-        if let timestampsManager, let stamps = zwp_input_timestamps_manager_v1_get_pointer_timestamps(timestampsManager, proxy) {
-            pointerTimestamps = stamps
-            zwp_input_timestamps_v1_add_listener(stamps, WaylandSeatInput.pointerTimestampsListener, listenerData)
-        }
+        bindDevice(
+            &pointer, timestamps: &pointerTimestamps, get: wl_seat_get_pointer,
+            addListener: { wl_pointer_add_listener($0, WaylandSeatInput.pointerListener, $1) },
+            getTimestamps: zwp_input_timestamps_manager_v1_get_pointer_timestamps, WaylandSeatInput.pointerTimestampsListener)
+        if let pointer { translator.pointerHasFrames = wl_pointer_get_version(pointer) >= 5 }
     }
 
     private func bindKeyboard() {
-        guard let proxy = wl_seat_get_keyboard(seat) else { return }
-        keyboard = proxy
-        wl_keyboard_add_listener(proxy, WaylandSeatInput.keyboardListener, listenerData)
-        if let timestampsManager, let stamps = zwp_input_timestamps_manager_v1_get_keyboard_timestamps(timestampsManager, proxy) {
-            keyboardTimestamps = stamps
-            zwp_input_timestamps_v1_add_listener(stamps, WaylandSeatInput.keyboardTimestampsListener, listenerData)
-        }
+        bindDevice(
+            &keyboard, timestamps: &keyboardTimestamps, get: wl_seat_get_keyboard,
+            addListener: { wl_keyboard_add_listener($0, WaylandSeatInput.keyboardListener, $1) },
+            getTimestamps: zwp_input_timestamps_manager_v1_get_keyboard_timestamps, WaylandSeatInput.keyboardTimestampsListener)
     }
 
     private func bindTouch() {
-        guard let proxy = wl_seat_get_touch(seat) else { return }
-        touch = proxy
-        wl_touch_add_listener(proxy, WaylandSeatInput.touchListener, listenerData)
-        if let timestampsManager, let stamps = zwp_input_timestamps_manager_v1_get_touch_timestamps(timestampsManager, proxy) {
-            touchTimestamps = stamps
-            zwp_input_timestamps_v1_add_listener(stamps, WaylandSeatInput.touchTimestampsListener, listenerData)
-        }
+        bindDevice(
+            &touch, timestamps: &touchTimestamps, get: wl_seat_get_touch,
+            addListener: { wl_touch_add_listener($0, WaylandSeatInput.touchListener, $1) },
+            getTimestamps: zwp_input_timestamps_manager_v1_get_touch_timestamps, WaylandSeatInput.touchTimestampsListener)
+    }
+
+    /// Gets a device's proxy from the seat into `proxy` and listens on it; with the timestamps
+    /// manager, also subscribes to its precise timestamps (into `timestamps`). The devices' C calls
+    /// differ only in their types, so each device passes its own. Nothing when the seat gives no proxy.
+    private func bindDevice(
+        _ proxy: inout OpaquePointer?, timestamps: inout OpaquePointer?,
+        get: (OpaquePointer) -> OpaquePointer?,
+        addListener: (OpaquePointer, UnsafeMutableRawPointer) -> Void,
+        getTimestamps: (OpaquePointer, OpaquePointer) -> OpaquePointer?,
+        _ timestampsListener: UnsafeMutablePointer<zwp_input_timestamps_v1_listener>
+    ) {
+        guard let device = get(seat) else { return }
+        proxy = device
+        addListener(device, listenerData)
+        guard let timestampsManager, let stamps = getTimestamps(timestampsManager, device) else { return }
+        timestamps = stamps
+        zwp_input_timestamps_v1_add_listener(stamps, timestampsListener, listenerData)
     }
 
     private func releasePointer() {
-        if let pointerTimestamps { zwp_input_timestamps_v1_destroy(pointerTimestamps) }
-        pointerTimestamps = nil
-        guard let pointer else { return }
-        if wl_pointer_get_version(pointer) >= 3 { wl_pointer_release(pointer) } else { wl_pointer_destroy(pointer) }
-        self.pointer = nil
+        releaseDevice(
+            &pointer, timestamps: &pointerTimestamps, version: wl_pointer_get_version, release: wl_pointer_release,
+            destroy: wl_pointer_destroy)
     }
 
     private func releaseKeyboard(stopsRepeat: Bool) {
-        if let keyboardTimestamps { zwp_input_timestamps_v1_destroy(keyboardTimestamps) }
-        keyboardTimestamps = nil
-        guard let keyboard else { return }
-        if wl_keyboard_get_version(keyboard) >= 3 { wl_keyboard_release(keyboard) } else { wl_keyboard_destroy(keyboard) }
-        self.keyboard = nil
-        guard stopsRepeat else { return }
+        guard
+            releaseDevice(
+                &keyboard, timestamps: &keyboardTimestamps, version: wl_keyboard_get_version, release: wl_keyboard_release,
+                destroy: wl_keyboard_destroy),
+            stopsRepeat
+        else { return }
         translator.keyboardRemoved()
         scheduleRepeat()
     }
 
     private func releaseTouch() {
-        if let touchTimestamps { zwp_input_timestamps_v1_destroy(touchTimestamps) }
-        touchTimestamps = nil
-        guard let touch else { return }
-        if wl_touch_get_version(touch) >= 3 { wl_touch_release(touch) } else { wl_touch_destroy(touch) }
-        self.touch = nil
+        releaseDevice(
+            &touch, timestamps: &touchTimestamps, version: wl_touch_get_version, release: wl_touch_release,
+            destroy: wl_touch_destroy)
+    }
+
+    /// Destroys a device's timestamps subscription, then releases the device (`release` from
+    /// version 3, which tells the compositor; `destroy` before it). Returns whether there was a
+    /// device to release.
+    @discardableResult
+    private func releaseDevice(
+        _ proxy: inout OpaquePointer?, timestamps: inout OpaquePointer?,
+        version: (OpaquePointer) -> UInt32, release: (OpaquePointer) -> Void, destroy: (OpaquePointer) -> Void
+    ) -> Bool {
+        if let stamps = timestamps { zwp_input_timestamps_v1_destroy(stamps) }
+        timestamps = nil
+        guard let device = proxy else { return false }
+        if version(device) >= 3 { release(device) } else { destroy(device) }
+        proxy = nil
+        return true
     }
 
     // MARK: Listeners

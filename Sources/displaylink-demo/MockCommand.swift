@@ -23,7 +23,7 @@ struct MockCommand: ParsableCommand {
         guard refresh.isFinite, refresh >= 1, refresh <= 1000 else {
             throw ValidationError("--refresh must be between 1 and 1000 Hz, got \(refresh)")
         }
-        guard frames >= 1, frames <= 100_000 else { throw ValidationError("--frames must be 1…100000, got \(frames)") }
+        try requireInRange(frames, 1...100_000, option: "frames")
         guard preferredFPS >= 0 else { throw ValidationError("--preferred-fps must be ≥ 0") }
     }
 

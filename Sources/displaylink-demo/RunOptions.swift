@@ -124,7 +124,7 @@ struct RunOptions: ParsableArguments {
                 "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(logLevel)'")
         }
         if frames != nil && seconds != nil { throw ValidationError("give --frames or --seconds, not both") }
-        if let frames, frames < 1 || frames > 1_000_000 { throw ValidationError("--frames must be 1…1000000, got \(frames)") }
+        if let frames { try requireInRange(frames, 1...1_000_000, option: "frames") }
         if let seconds, !(seconds > 0 && seconds <= 86_400) { throw ValidationError("--seconds must be > 0 and ≤ 86400") }
         if preferredFPS < 0 || preferredFPS > 1000 { throw ValidationError("--preferred-fps must be 0…1000") }
         if !(fixedStep >= 0 && fixedStep <= 1) { throw ValidationError("--fixed-step must be 0…1 s, got \(fixedStep)") }
@@ -139,5 +139,13 @@ struct RunOptions: ParsableArguments {
         if let frames { return frames }
         if let seconds { return Int(seconds * 240) + 16 }
         return 4096
+    }
+}
+
+/// Fails an option's validation unless `value` is in `range`, with the message every count
+/// option of the demo gives: `--OPTION must be LOW…HIGH, got VALUE`.
+func requireInRange(_ value: Int, _ range: ClosedRange<Int>, option: String) throws {
+    guard range.contains(value) else {
+        throw ValidationError("--\(option) must be \(range.lowerBound)…\(range.upperBound), got \(value)")
     }
 }

@@ -32,7 +32,7 @@ struct BounceCommand: SceneCommand {
     @OptionGroup var options: RunOptions
 
     func validate() throws {
-        guard (1...200_000).contains(views) else { throw ValidationError("--views must be 1…200000, got \(views)") }
+        try requireInRange(views, 1...200_000, option: "views")
     }
 
     func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene {
@@ -56,7 +56,7 @@ struct ScrollCommand: SceneCommand {
     @OptionGroup var options: RunOptions
 
     func validate() throws {
-        guard (1...1_000_000).contains(rows) else { throw ValidationError("--rows must be 1…1000000, got \(rows)") }
+        try requireInRange(rows, 1...1_000_000, option: "rows")
         guard duration.isFinite, duration > 0, duration <= 3600 else { throw ValidationError("--duration must be > 0 and ≤ 3600 s") }
         guard delay.isFinite, delay >= 0, delay <= 3600 else { throw ValidationError("--delay must be 0…3600 s") }
     }
