@@ -21,9 +21,9 @@ final class VblankPacing: RefreshPacing {
     private var idling = false
 
     /// Runs a callback planned to start later (low latency): made once, so planning one
-    /// allocates nothing; the refresh it runs.
+    /// allocates nothing; the refresh it runs, and when it was planned to start.
     private var delayTimer: MainQueueTimer?
-    private var delayedEvent: RefreshEvent?
+    private var delayedEvent: (event: RefreshEvent, planned: MonotonicInstant)?
 
     init(display: DRMDisplay, period: Nanoseconds, latency: LatencyPolicy) {
         self.display = display
@@ -208,7 +208,7 @@ final class VblankPacing: RefreshPacing {
             if let start = scheduler.plannedStart(for: event, now: now), let delayTimer {
                 // Low latency: the callback runs at its planned start (no flip is pending, so no
                 // kernel event comes before it).
-                delayedEvent = event
+                delayedEvent = (event, start)
                 delayTimer.schedule(at: start, now: now)
             } else {
                 runCallback(event)
@@ -217,10 +217,10 @@ final class VblankPacing: RefreshPacing {
     }
 
     private func runDelayedCallback() {
-        guard let event = delayedEvent else { return }
+        guard let (event, planned) = delayedEvent else { return }
         delayedEvent = nil
         guard display.isRunning, display.sessionActive else { return }
-        scheduler.callbackStarted(at: MonotonicInstant.now())
+        scheduler.callbackStarted(at: MonotonicInstant.now(), plannedFor: planned)
         runCallback(event)
     }
 

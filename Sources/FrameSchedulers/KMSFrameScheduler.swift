@@ -100,6 +100,10 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var deadlines = SubmitDeadlineLearner()
     /// The program's time from a callback's start to its frame's submission.
     public private(set) var renderTime = RenderTimeEstimator()
+    /// How late the shell's timer runs a planned start, learned by the render time's rule (rises at
+    /// once to a later wake-up, decays slowly; no margin): a start planned that much earlier still
+    /// submits in time on a host whose timers wake late (a loaded machine, an emulated one).
+    public private(set) var wakeLateness = RenderTimeEstimator(margin: .zero)
     /// When callbacks start (see ``plannedStart(for:now:)``). Low latency assumes the driver's
     /// latch ``latchPrior`` before the vblank until frames show otherwise.
     public var latency: LatencyPolicy = .throughput {
@@ -461,18 +465,22 @@ struct SubmissionRing: Sendable {
 extension KMSFrameScheduler {
     /// Under `LatencyPolicy.lowLatency`, when the callback for `event` (just made by
     /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the render time
-    /// learned (with its margin). Nil: start now (throughput; nothing learned yet; a flip pending
-    /// or a frame held, whose successor is late already; or the start is not later than
-    /// ``minimumDelay`` from now). The shell calls ``callbackStarted(at:)`` when it runs it.
+    /// learned (with its margin) and less how late the timer has been waking (``wakeLateness``).
+    /// Nil: start now (throughput; nothing learned yet; a flip pending or a frame held, whose
+    /// successor is late already; or the start is not later than ``minimumDelay`` from now). The
+    /// shell calls ``callbackStarted(at:plannedFor:)`` when it runs it.
     public func plannedStart(for event: RefreshEvent, now: MonotonicInstant) -> MonotonicInstant? {
         guard latency == .lowLatency, flipping == nil, held == nil, let deadline = event.deadline,
             let budget = renderTime.budget
         else { return nil }
-        let start = deadline.time - budget
+        let start = deadline.time - budget - (wakeLateness.estimate ?? .zero)
         return start > now + KMSFrameScheduler.minimumDelay ? start : nil
     }
 
-    /// A callback planned to start later (``plannedStart(for:now:)``) starts now: its render
-    /// time counts from here.
-    public mutating func callbackStarted(at time: MonotonicInstant) { callbackBegan = time }
+    /// A callback planned to start at `planned` (``plannedStart(for:now:)``) starts now (`time`):
+    /// its render time counts from here, and how late the timer woke is learned.
+    public mutating func callbackStarted(at time: MonotonicInstant, plannedFor planned: MonotonicInstant) {
+        callbackBegan = time
+        wakeLateness.record(time - planned)
+    }
 }

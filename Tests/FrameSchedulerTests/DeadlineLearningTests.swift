@@ -438,6 +438,26 @@ struct KMSLowLatencyTests {
         }
     }
 
+    @Test(
+        """
+        a timer that wakes 0.5 ms late once (callback 10): that lateness is learned at once, so callback 11 starts 4.5 ms before \
+        its target, and callback 12 later again by a sixteenth of it; every frame on time
+        """)
+    func lateWakeLearned() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.wakeDelay = { $0 == 10 ? Nanoseconds(Self.ms / 2) : .zero }
+        h.start()
+        h.run(callbacks: 30)
+        #expect(h.violations.isEmpty)
+        #expect(h.callbackStarts[10] == h.frames[10].targetTimestamp - Nanoseconds(7 * Self.ms / 2))
+        #expect(h.callbackStarts[11] == h.frames[11].targetTimestamp - Nanoseconds(9 * Self.ms / 2))
+        #expect(h.callbackStarts[12] == h.frames[12].targetTimestamp - Nanoseconds(9 * Self.ms / 2 - Self.ms / 32))
+        for k in 10..<h.frames.count - 1 {
+            #expect(h.presented[h.frames[k].refreshIndex]?.time == h.frames[k].targetTimestamp, "callback \(k)")
+        }
+    }
+
     @Test("a renderer whose budget does not fit before the deadline starts at once, as under throughput")
     func slowStartsAtOnce() {
         let h = KMSHarness()

@@ -20,6 +20,8 @@ final class KMSHarness: FrameSource {
 
     /// The renderer: time from the callback's start to the present, and whether it draws (by callback number).
     var renderTime: (Int) -> Nanoseconds = { _ in Nanoseconds(2_000_000) }
+    /// How late the timer runs the planned start of callback N (0: on time).
+    var wakeDelay: (Int) -> Nanoseconds = { _ in .zero }
     var draws: (Int) -> Bool = { _ in true }
     /// Whether a callback before the mode set draws whatever `draws` says (false: it always draws,
     /// so the mode is set by the first callback).
@@ -161,8 +163,8 @@ final class KMSHarness: FrameSource {
         case .callback:
             let event = scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now)
             if let start = scheduler.plannedStart(for: event, now: now) {
-                now = start  // the shell's timer fires then
-                scheduler.callbackStarted(at: now)
+                now = start + wakeDelay(callbackStarts.count)  // the shell's timer fires then
+                scheduler.callbackStarted(at: now, plannedFor: start)
             }
             runCallback(event)
         }
