@@ -10,7 +10,6 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
     case notMaster(path: String)
     case noConnectedConnector(path: String)
     case noCRTC(connector: String)
-    case badModeSyntax(String)
     case modeNotFound(requested: String, available: [String])
     case noMonotonicTimestamps
     case kernel(operation: String, errno: Errno)
@@ -39,8 +38,6 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             "No connected display on \(path): plug in a monitor, or open another card."
         case .noCRTC(let connector):
             "No display controller (CRTC) can drive \(connector)."
-        case .badModeSyntax(let text):
-            "Cannot read the mode '\(text)': write it as WxH or WxH@Hz, e.g. 1024x768 or 640x480@144."
         case .modeNotFound(let requested, let available):
             "The display has no \(requested) mode. It offers: \(available.joined(separator: ", "))."
         case .noMonotonicTimestamps:

@@ -66,24 +66,9 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What the user asked for with `--mode` (the type is DisplayLinkCore's, shared with the headless
-/// compositors' virtual monitors): parsing it, and choosing a connector's mode by it.
+/// A mode asked for (the type is DisplayLinkCore's, shared with the headless compositors' virtual
+/// monitors): choosing a connector's mode by it.
 extension ModeRequest {
-    /// Parses `WxH` or `WxH@Hz` (e.g. `640x480`, `640x480@144`).
-    public init(parsing text: String) throws(DRMError) {
-        let parts = text.lowercased().split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count <= 2 else { throw .badModeSyntax(text) }
-        let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
-        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), (16...16384).contains(w), (16...16384).contains(h)
-        else { throw .badModeSyntax(text) }
-        var rate: Int?
-        if parts.count == 2 {
-            guard let hz = Int(parts[1]), (1...1000).contains(hz) else { throw .badModeSyntax(text) }
-            rate = hz
-        }
-        self.init(width: w, height: h, refreshRate: rate)
-    }
-
     /// Picks from the connector's modes: an exact match; else a listed mode of that size retimed
     /// to the rate asked for; without a rate, the preferred (or first) mode of that size.
     public func select(from modes: [DisplayMode]) throws(DRMError) -> DisplayMode {

@@ -17,3 +17,32 @@ public struct ModeRequest: Sendable, Hashable, CustomStringConvertible {
     /// `WxH` or `WxH@Hz`.
     public var description: String { "\(width)x\(height)" + (refreshRate.map { "@\($0)" } ?? "") }
 }
+
+extension ModeRequest {
+    /// A mode written other than `WxH` or `WxH@Hz`, or out of range (sizes 16…16384, rates 1…1000 Hz).
+    public struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The text that could not be read.
+        public var text: String
+
+        public init(text: String) { self.text = text }
+
+        public var description: String {
+            "Cannot read the mode '\(text)': write it as WxH or WxH@Hz, e.g. 1024x768 or 640x480@144."
+        }
+    }
+
+    /// Parses `WxH` or `WxH@Hz` (e.g. `640x480`, `640x480@144`).
+    public init(parsing text: String) throws(SyntaxError) {
+        let parts = text.lowercased().split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { throw SyntaxError(text: text) }
+        let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
+        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), (16...16384).contains(w), (16...16384).contains(h)
+        else { throw SyntaxError(text: text) }
+        var rate: Int?
+        if parts.count == 2 {
+            guard let hz = Int(parts[1]), (1...1000).contains(hz) else { throw SyntaxError(text: text) }
+            rate = hz
+        }
+        self.init(width: w, height: h, refreshRate: rate)
+    }
+}

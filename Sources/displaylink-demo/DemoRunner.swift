@@ -100,7 +100,7 @@ final class DemoRunner {
     private static func openSurface(options: RunOptions) throws -> (DisplaySurface, headless: Bool) {
         var mode: DisplaySurface.ModeRequest?
         if let text = options.mode {
-            do { mode = try DisplaySurface.ModeRequest(parsing: text) } catch { throw DisplaySurfaceError.drm(error) }
+            mode = try DisplaySurface.ModeRequest(parsing: text)
         }
         var surfaceOptions = DisplaySurface.Options(
             title: "displaylink-demo", appID: "org.displaylink.demo",

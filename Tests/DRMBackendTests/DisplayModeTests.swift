@@ -37,8 +37,8 @@ struct DisplayModeTests {
         #expect(try ModeRequest(parsing: "1024x768").select(from: listed) == listed[0])
         #expect(try ModeRequest(parsing: "640x480").select(from: listed) == listed[1])
         #expect(try ModeRequest(parsing: "640x480@144").select(from: listed).period.value == 6_944_444)
-        #expect(throws: DRMError.badModeSyntax("640by480")) { try ModeRequest(parsing: "640by480") }
-        #expect(throws: DRMError.badModeSyntax("640x480@0")) { try ModeRequest(parsing: "640x480@0") }
+        #expect(throws: ModeRequest.SyntaxError(text: "640by480")) { try ModeRequest(parsing: "640by480") }
+        #expect(throws: ModeRequest.SyntaxError(text: "640x480@0")) { try ModeRequest(parsing: "640x480@0") }
         #expect(throws: DRMError.modeNotFound(requested: "1234x777", available: ["1024x768", "640x480"])) {
             try ModeRequest(parsing: "1234x777").select(from: listed)
         }

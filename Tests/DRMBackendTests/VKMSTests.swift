@@ -221,8 +221,9 @@ struct VKMSTests {
     @Test("errors: no such device, a mode the display does not have, and a second master")
     func errors() throws {
         #expect(throws: DRMError.noDevice(path: "/dev/dri/card9")) { try DRMDisplay(options: .init(devicePath: "/dev/dri/card9")) }
+        let missing = try ModeRequest(parsing: "1234x777")
         do {
-            _ = try DRMDisplay(options: .init(mode: try ModeRequest(parsing: "1234x777")))
+            _ = try DRMDisplay(options: .init(mode: missing))
             Issue.record("a mode that does not exist was accepted")
         } catch {
             guard case .modeNotFound(_, let available) = error else { Issue.record("wrong error \(error)"); return }
