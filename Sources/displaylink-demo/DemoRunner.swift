@@ -109,7 +109,7 @@ final class DemoRunner {
         surfaceOptions.kmsAPI = options.kmsAPI
         surfaceOptions.waylandCommitTiming = options.commitTiming
         surfaceOptions.waylandFifo = options.fifo
-        surfaceOptions.latency = options.lowLatency ? .lowLatency : .throughput
+        surfaceOptions.latency = options.startsLate ? .lowLatency : .throughput
         surfaceOptions.waylandCommitTimingOnVirtualMonitors = options.commitTimingOnVirtualMonitors
         surfaceOptions.backend = options.backend == .auto && options.headless ? .wayland : options.backend
         guard options.headless else { return (try DisplaySurface(options: surfaceOptions), false) }

@@ -90,9 +90,23 @@ struct RunOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "On Wayland, order frames with FIFO barriers when the compositor offers the FIFO protocol.")
     var fifo = true
 
-    @Flag(
-        help: "On Wayland and DRM/KMS, start each frame as late as its deadline less the learned render time allows (lower latency).")
+    /// When each frame starts (`--latency`).
+    enum Latency: String, CaseIterable, ExpressibleByArgument {
+        case throughput, low
+    }
+
+    @Option(
+        help: """
+            When each frame starts, on Wayland and DRM/KMS: throughput (as soon as the display allows) or low (as late as its \
+            deadline less the learned render time allows: lower latency). (default: throughput)
+            """)
+    var latency: Latency?
+
+    @Flag(help: "The same as --latency low.")
     var lowLatency = false
+
+    /// Whether frames start as late as their deadlines allow (`--latency low` or `--low-latency`).
+    var startsLate: Bool { lowLatency || latency == .low }
 
     @Flag(help: "Start a private headless weston for this run and stop it afterwards.")
     var headless = false
@@ -119,6 +133,7 @@ struct RunOptions: ParsableArguments {
     var logLevel: String?
 
     func validate() throws {
+        if lowLatency && latency == .throughput { throw ValidationError("--low-latency contradicts --latency throughput") }
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError(
                 "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(logLevel)'")

@@ -243,7 +243,7 @@ struct VKMSTests {
 
     @Test(
         """
-        the demo with --low-latency: the report keeps its contract (every timestamp a reported vblank, targets never back, deltas \
+        the demo with --latency low: the report keeps its contract (every timestamp a reported vblank, targets never back, deltas \
         the differences); the environment says lowLatency; exits 0 and the CRTC is restored
         """)
     func demoLowLatency() async throws {
@@ -252,7 +252,7 @@ struct VKMSTests {
         let crtc = try #require(CRTCWatcher())
         let before = crtc.state
         let run = try ChildProcess.start([
-            demo, "bounce", "--backend", "drm", "--mode", "640x480", "--frames", "120", "--low-latency", "--report", report
+            demo, "bounce", "--backend", "drm", "--mode", "640x480", "--frames", "120", "--latency", "low", "--report", report
         ])
         #expect(await run.ended() == 0, "\(run.errorLines.suffix(10))")
         #expect(crtc.state?.buffer == before?.buffer)

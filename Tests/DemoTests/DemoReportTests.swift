@@ -430,7 +430,7 @@ struct DemoReportTests {
         for arguments in [
             ["bounce", "--views", "0"], ["scroll", "--curve", "bouncy"], ["bounce", "--size", "12x"],
             ["bounce", "--frames", "5", "--seconds", "1"], ["fly"], ["bounce", "--mode", "12x"],
-            ["bounce", "--mode", "640x480@0"]
+            ["bounce", "--mode", "640x480@0"], ["bounce", "--latency", "fast"], ["bounce", "--latency", "throughput", "--low-latency"]
         ] {
             let run = try DemoProcess.run(arguments, weston: nil)
             #expect(run.status == 2, "\(arguments): status \(run.status)")
