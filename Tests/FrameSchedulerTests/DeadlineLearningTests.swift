@@ -458,6 +458,62 @@ struct KMSLowLatencyTests {
         }
     }
 
+    @Test(
+        """
+        misses do not compound: one frame that takes 20 ms (callback 10) misses its target, and every other frame is shown at its \
+        target: two frames in flight after the miss, then one again and starts planned late again
+        """)
+    func missesDoNotCompound() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.renderTime = { $0 == 10 ? Nanoseconds(20 * Self.ms) : Nanoseconds(2 * Self.ms) }
+        h.start()
+        h.run(callbacks: 200)
+        #expect(h.violations.isEmpty)
+        var late: [Int] = []
+        for k in 2..<h.frames.count - 1 {
+            guard let shown = h.presented[h.frames[k].refreshIndex]?.time else { continue }
+            if shown > h.frames[k].targetTimestamp { late.append(k) }
+        }
+        #expect(late == [10])
+        #expect(h.frames[11].renderEstimate == Nanoseconds(20 * Self.ms))
+        // Two frames in flight after the miss (``FlipPipeline``), back to one and to planned starts
+        // after 120 fast frames.
+        #expect(h.plannedStarts.keys.contains { $0 > 10 + FlipPipeline.fastFramesToReturn })
+    }
+
+    @Test(
+        """
+        low latency, any render times (0.2–30 ms) and timer lateness (0–3 ms): the link's frames keep the harness's rules, every \
+        deadline is at or before its target, and a callback planned to start later starts no later than its deadline less the \
+        render estimate and the timer's learned lateness
+        """)
+    func lowLatencyProperties() async {
+        await propertyCheck(
+            count: 150, input: Gen.int64(in: 200_000...(30 * Self.ms)).array(of: 1...40), Gen.int64(in: 0...(3 * Self.ms)).array(of: 1...40)
+        ) { renders, wakes in
+            let h = KMSHarness()
+            h.scheduler.latency = .lowLatency
+            h.renderTime = { Nanoseconds(renders[$0 % renders.count]) }
+            h.wakeDelay = { Nanoseconds(wakes[$0 % wakes.count]) }
+            h.start()
+            h.run(callbacks: 80)
+            #expect(h.violations.isEmpty, "\(h.violations.prefix(3))")
+            for (k, frame) in h.frames.enumerated() {
+                guard let deadline = frame.deadline else { continue }
+                #expect(deadline.time <= frame.targetTimestamp, "callback \(k)")
+            }
+            for (k, event) in h.events.enumerated() {
+                guard let start = h.plannedStarts[k] else { continue }
+                guard let deadline = event.deadline, let estimate = event.renderEstimate else {
+                    Issue.record("callback \(k): planned without a deadline or a render estimate")
+                    continue
+                }
+                #expect(start <= deadline.time - estimate, "callback \(k)")
+            }
+        }
+    }
+
     @Test("a renderer whose budget does not fit before the deadline starts at once, as under throughput")
     func slowStartsAtOnce() {
         let h = KMSHarness()

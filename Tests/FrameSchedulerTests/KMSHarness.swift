@@ -47,6 +47,9 @@ final class KMSHarness: FrameSource {
     private(set) var depths: [Int] = []
     /// When each callback started (later than its event under the low-latency policy).
     private(set) var callbackStarts: [MonotonicInstant] = []
+    /// The planned starts under the low-latency policy, by the index in ``events`` of the
+    /// refresh planned (callbacks that started at once have none).
+    private(set) var plannedStarts: [Int: MonotonicInstant] = [:]
     /// Requests the legacy KMS API would refuse (a second pending flip or event).
     private(set) var violations: [String] = []
 
@@ -162,9 +165,10 @@ final class KMSHarness: FrameSource {
             queueVblank()
         case .callback:
             let event = scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now)
-            if let start = scheduler.plannedStart(for: event, now: now) {
-                now = start + wakeDelay(callbackStarts.count)  // the shell's timer fires then
-                scheduler.callbackStarted(at: now, plannedFor: start)
+            if let planned = scheduler.plannedStart(for: event, now: now) {
+                plannedStarts[events.count] = planned
+                now = planned + wakeDelay(callbackStarts.count)  // the shell's timer fires then
+                scheduler.callbackStarted(at: now, plannedFor: planned)
             }
             runCallback(event)
         }
