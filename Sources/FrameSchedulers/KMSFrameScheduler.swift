@@ -465,7 +465,7 @@ struct SubmissionRing: Sendable {
 extension KMSFrameScheduler {
     /// Under `LatencyPolicy.lowLatency`, when the callback for `event` (just made by
     /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the render time
-    /// learned (with its margin) and less how late the timer has been waking (``wakeLateness``).
+    /// learned (with its margin) and less how late the timer has been waking (``wakeAllowance``).
     /// Nil: start now (throughput; nothing learned yet; a flip pending or a frame held, whose
     /// successor is late already; or the start is not later than ``minimumDelay`` from now). The
     /// shell calls ``callbackStarted(at:plannedFor:)`` when it runs it.
@@ -473,9 +473,14 @@ extension KMSFrameScheduler {
         guard latency == .lowLatency, flipping == nil, held == nil, let deadline = event.deadline,
             let budget = renderTime.budget
         else { return nil }
-        let start = deadline.time - budget - (wakeLateness.estimate ?? .zero)
+        let start = deadline.time - budget - wakeAllowance
         return start > now + KMSFrameScheduler.minimumDelay ? start : nil
     }
+
+    /// How long before a planned start the timer is allowed to wake late: the learned
+    /// ``wakeLateness``, at most half a period (a wake-up later than that is a stall: allowing for
+    /// it would stop planning, and with it the samples that let the lateness decay).
+    public var wakeAllowance: Nanoseconds { Nanoseconds(min(wakeLateness.estimate?.value ?? 0, period.value / 2)) }
 
     /// A callback planned to start at `planned` (``plannedStart(for:now:)``) starts now (`time`):
     /// its render time counts from here, and how late the timer woke is learned.

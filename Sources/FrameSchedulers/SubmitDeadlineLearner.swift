@@ -17,10 +17,11 @@ import DisplayLinkCore
 ///   (`FrameDeadline.Provenance.bracketed`). With no outcome that made its target, there is none:
 ///   nothing is invented.
 ///
-/// The recent outcomes are those of the last ``window`` frames, so a compositor or driver that
-/// changes its latch is followed. The longest lead that missed stays a lower bound after its
-/// outcome leaves the window, until a frame makes its target with a lead at or below it: a
-/// planned lead never goes back under a lead that missed just because the miss is old. Without
+/// The recent outcomes are those of the last ``window`` frames, so a compositor or driver whose
+/// latch moves earlier is followed. The longest lead that missed stays a lower bound after its
+/// outcome leaves the window, until a frame makes its target with a lead at or below it or the
+/// display changes (``forgetOutcomes()``): a planned lead never goes back under a lead that missed
+/// just because the miss is old, so a latch that moves later is followed only down to it. Without
 /// it, a prior shorter than the latch was tried again each time the miss left the window, and
 /// missed again (weston 10, whose repaint latches about 19 ms ahead: two misses every 64 frames).
 /// Pure value type: no clock reads, no allocation after init.
@@ -55,7 +56,14 @@ public struct SubmitDeadlineLearner: Sendable {
         let made = late < period.value / 2
         outcomes.add(lead: lead, made: made)
         if made, let floor, lead <= floor { self.floor = nil }
-        if let missed = outcomes.longestMissed(below: outcomes.shortestMade) { floor = missed }
+        if let missed = outcomes.longestMissed(below: outcomes.shortestMade) { floor = max(floor ?? missed, missed) }
+    }
+
+    /// The display changed (another output, another mode): what was learned of the old latch,
+    /// the lead that missed included, is forgotten; the prior stays.
+    public mutating func forgetOutcomes() {
+        outcomes = OutcomeRing()
+        floor = nil
     }
 
     /// The shortest lead among the recent submissions that made their targets (nil: none).
@@ -65,10 +73,11 @@ public struct SubmitDeadlineLearner: Sendable {
     /// since (nil: none).
     public var insufficientLead: Nanoseconds? { lowerBound(below: outcomes.shortestMade).map(Nanoseconds.init) }
 
+    /// The longer of the recent miss and the kept one, each only when shorter than `sufficient`.
     private func lowerBound(below sufficient: Int64?) -> Int64? {
-        if let missed = outcomes.longestMissed(below: sufficient) { return missed }
-        guard let floor, floor < (sufficient ?? .max) else { return nil }
-        return floor
+        let missed = outcomes.longestMissed(below: sufficient)
+        guard let floor, floor < (sufficient ?? .max) else { return missed }
+        return max(missed ?? floor, floor)
     }
 
     /// The lead to plan with, and what it rests on (nil: nothing made its target yet).

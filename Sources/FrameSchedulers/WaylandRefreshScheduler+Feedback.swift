@@ -77,10 +77,11 @@ extension WaylandRefreshScheduler {
     // MARK: Outputs
 
     /// The surface moved to another output, or its output's mode changed: everything learned
-    /// about the rhythm is forgotten, and period and phase are learned again from the next
-    /// presentations (`advertisedPeriod` 0: unknown).
+    /// about the rhythm and the latch is forgotten, and period, phase and deadline are learned
+    /// again from the next presentations (`advertisedPeriod` 0: unknown).
     public mutating func outputChanged(advertisedPeriod: Nanoseconds) {
         rhythm = RhythmEstimator(advertisedPeriod: advertisedPeriod)
+        deadlines.forgetOutcomes()
         lastCallbackArrival = nil
         lastDeliveredPresentation = nil
         lastCompositorSequence = nil

@@ -25,9 +25,17 @@ extension WaylandRefreshScheduler {
         guard latency == .lowLatency, refresh.event.provenance != .timerFallback, !isStalled, isPeriodMeasured,
             let deadline = refresh.event.deadline, let budget = renderTime.budget
         else { return nil }
-        let allowance = max(wakeLateness.estimate?.value ?? 0, WaylandRefreshScheduler.minimumWakeAllowance.value)
+        let allowance = wakeAllowance
         let start = deadline.time - budget - Nanoseconds(allowance)
         return start > now + WaylandRefreshScheduler.minimumDelay ? start : nil
+    }
+
+    /// How long before a planned start the timer is allowed to wake late: the learned
+    /// ``wakeLateness``, at least ``minimumWakeAllowance`` and at most half a period (a wake-up
+    /// later than that is a stall: allowing for it would stop planning, and with it the samples
+    /// that let the lateness decay).
+    var wakeAllowance: Int64 {
+        min(max(wakeLateness.estimate?.value ?? 0, WaylandRefreshScheduler.minimumWakeAllowance.value), period.value / 2)
     }
 
     /// A refresh's callback starts now (`time`), at a start planned for `planned` or at once
@@ -52,7 +60,8 @@ extension WaylandRefreshScheduler {
     ///   is shown a refresh after its target.
     ///
     /// So the target moves earlier by whole periods while the refresh before it is after `now`,
-    /// `timestamp` and the last refresh's target, after every committed frame still waiting, and
+    /// `timestamp` and the last refresh's target (a refresh that drew nothing still commits for its
+    /// target, with a FIFO barrier), after every committed frame still waiting, and
     /// its deadline leaves the render budget and ``minimumWakeAllowance`` from now; then later by
     /// whole periods until it is after every committed frame still waiting.
     func reachableTarget(from predicted: MonotonicInstant, now: MonotonicInstant, timestamp: MonotonicInstant) -> MonotonicInstant {
@@ -68,7 +77,7 @@ extension WaylandRefreshScheduler {
             let earliestCommit = now + budget + WaylandRefreshScheduler.minimumWakeAllowance
             while true {
                 let earlier = target - p
-                guard earlier > now, earlier > timestamp, lastTarget.map({ earlier > $0 - half }) ?? true,
+                guard earlier > now, earlier > timestamp, lastTarget.map({ earlier > $0 + half }) ?? true,
                     waiting.map({ earlier > $0 + half }) ?? true,
                     let deadline = deadlines.deadline(forTarget: earlier), earliestCommit <= deadline.time
                 else { break }

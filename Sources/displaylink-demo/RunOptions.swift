@@ -1,4 +1,5 @@
 import ArgumentParser
+import DisplayLinkCore
 import DisplaySurface
 import Logging
 

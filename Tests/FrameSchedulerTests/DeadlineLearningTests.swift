@@ -123,6 +123,29 @@ struct DeadlineLearningTests {
         }
     }
 
+    @Test(
+        """
+        deadline: the kept lower bound is the longest miss: a shorter miss later does not lower it when the longer one leaves the \
+        window; a change of display forgets it
+        """)
+    func keptMissIsTheLongest() {
+        let p = Self.period
+        let target = Self.at(1_000 * Self.ms)
+        var learner = SubmitDeadlineLearner()
+        learner.prior = Nanoseconds(8 * Self.ms)
+        learner.record(submitted: target - Nanoseconds(10 * Self.ms), target: target, presented: target + p, period: p)
+        learner.record(submitted: target - Nanoseconds(20 * Self.ms), target: target, presented: target, period: p)
+        learner.record(submitted: target - Nanoseconds(3 * Self.ms), target: target, presented: target + p, period: p)
+        for _ in 0..<SubmitDeadlineLearner.window {
+            learner.record(submitted: target - Nanoseconds(16 * Self.ms), target: target, presented: target, period: p)
+        }
+        #expect(learner.insufficientLead == Nanoseconds(10 * Self.ms))
+        #expect(learner.lead?.lead == Nanoseconds(13 * Self.ms) && learner.lead?.provenance == .bracketed)
+        learner.forgetOutcomes()
+        #expect(learner.insufficientLead == nil && learner.lead?.lead == Nanoseconds(8 * Self.ms))
+        #expect(learner.lead?.provenance == .prior)
+    }
+
     @Test("deadline: a frame submitted after its target and shown at it (vkms's late vblank handler) gives the target, never later")
     func submittedAfterTarget() {
         var learner = SubmitDeadlineLearner()
@@ -477,6 +500,7 @@ struct KMSLowLatencyTests {
         }
         #expect(late == [10])
         #expect(h.frames[11].renderEstimate == Nanoseconds(20 * Self.ms))
+        #expect(h.depths[9] == 1 && h.depths[10] == 2 && h.depths.last == 1)
         // Two frames in flight after the miss (``FlipPipeline``), back to one and to planned starts
         // after 120 fast frames.
         #expect(h.plannedStarts.keys.contains { $0 > 10 + FlipPipeline.fastFramesToReturn })
@@ -484,13 +508,14 @@ struct KMSLowLatencyTests {
 
     @Test(
         """
-        low latency, any render times (0.2–30 ms) and timer lateness (0–3 ms): the link's frames keep the harness's rules, every \
-        deadline is at or before its target, and a callback planned to start later starts no later than its deadline less the \
-        render estimate and the timer's learned lateness
+        low latency, any render times (0.2–30 ms) and timer lateness (0–20 ms): the link's frames keep the harness's rules, every \
+        deadline is at or before its target, and a planned start is its deadline less the render estimate, the margin and the \
+        timer's learned lateness (at most half a period)
         """)
     func lowLatencyProperties() async {
         await propertyCheck(
-            count: 150, input: Gen.int64(in: 200_000...(30 * Self.ms)).array(of: 1...40), Gen.int64(in: 0...(3 * Self.ms)).array(of: 1...40)
+            count: 150, input: Gen.int64(in: 200_000...(30 * Self.ms)).array(of: 1...40),
+            Gen.int64(in: 0...(20 * Self.ms)).array(of: 1...40)
         ) { renders, wakes in
             let h = KMSHarness()
             h.scheduler.latency = .lowLatency
@@ -504,14 +529,44 @@ struct KMSLowLatencyTests {
                 #expect(deadline.time <= frame.targetTimestamp, "callback \(k)")
             }
             for (k, event) in h.events.enumerated() {
-                guard let start = h.plannedStarts[k] else { continue }
+                guard let start = h.plannedStarts[k], let with = h.plannedWith[k] else { continue }
                 guard let deadline = event.deadline, let estimate = event.renderEstimate else {
                     Issue.record("callback \(k): planned without a deadline or a render estimate")
                     continue
                 }
-                #expect(start <= deadline.time - estimate, "callback \(k)")
+                // Exactly the deadline less the budget (estimate and margin) and the wake-up
+                // allowance, which is at most half a period.
+                #expect(with.budget == estimate + Nanoseconds(Self.ms), "callback \(k)")
+                #expect(with.allowance.value <= h.period.value / 2, "callback \(k)")
+                #expect(start == deadline.time - with.budget - with.allowance, "callback \(k)")
             }
         }
+    }
+
+    @Test(
+        """
+        a timer that wakes 14 ms late once (callback 10, a stall): that frame misses; once starts are planned again the allowance \
+        for late wake-ups is half a period, not 14 ms (which would leave no start to plan and the lateness no sample to decay \
+        by), and it decays; no other frame is late
+        """)
+    func stalledWakeCapped() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.wakeDelay = { $0 == 10 ? Nanoseconds(14 * Self.ms) : .zero }
+        h.start()
+        h.run(callbacks: 240)
+        #expect(h.violations.isEmpty)
+        // Frame 10 misses (two frames in flight, no planned starts, for 120 fast frames); planning
+        // resumes with the allowance at half a period, and it decays.
+        let resumed = h.plannedStarts.keys.filter { $0 > 10 }.sorted()
+        #expect(resumed.count > 60)
+        if let first = resumed.first { #expect(h.plannedWith[first]?.allowance == Nanoseconds(h.period.value / 2)) }
+        #expect(h.scheduler.wakeAllowance < Nanoseconds(Self.ms))
+        var late: [Int] = []
+        for k in 2..<h.frames.count - 1 {
+            if let shown = h.presented[h.frames[k].refreshIndex]?.time, shown > h.frames[k].targetTimestamp { late.append(k) }
+        }
+        #expect(late == [10])
     }
 
     @Test("a renderer whose budget does not fit before the deadline starts at once, as under throughput")

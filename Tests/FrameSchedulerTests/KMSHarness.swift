@@ -50,6 +50,8 @@ final class KMSHarness: FrameSource {
     /// The planned starts under the low-latency policy, by the index in ``events`` of the
     /// refresh planned (callbacks that started at once have none).
     private(set) var plannedStarts: [Int: MonotonicInstant] = [:]
+    /// The render budget and wake-up allowance each planned start was made with.
+    private(set) var plannedWith: [Int: (budget: Nanoseconds, allowance: Nanoseconds)] = [:]
     /// Requests the legacy KMS API would refuse (a second pending flip or event).
     private(set) var violations: [String] = []
 
@@ -167,6 +169,7 @@ final class KMSHarness: FrameSource {
             let event = scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now)
             if let planned = scheduler.plannedStart(for: event, now: now) {
                 plannedStarts[events.count] = planned
+                plannedWith[events.count] = (scheduler.renderTime.budget ?? .zero, scheduler.wakeAllowance)
                 now = planned + wakeDelay(callbackStarts.count)  // the shell's timer fires then
                 scheduler.callbackStarted(at: now, plannedFor: planned)
             }
