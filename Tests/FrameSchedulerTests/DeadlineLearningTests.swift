@@ -273,6 +273,13 @@ struct WaylandLowLatencyTests {
         (refresh.event.targetTimestamp?.nanoseconds ?? 0) - origin
     }
 
+    /// The refreshes (all but the last) whose frames were presented after their targets.
+    static func lateRefreshes(_ script: SchedulerScript) -> [Int] {
+        (0..<script.refreshes.count - 1).filter { k in
+            script.presentedTimes[UInt64(k)].map { $0 > target(script.refreshes[k]) } ?? false
+        }
+    }
+
     @Test(
         """
         weston-like (latch 7 ms before the vblank, 2 ms to draw): once the period is measured, each callback starts at its deadline \
@@ -327,11 +334,7 @@ struct WaylandLowLatencyTests {
     func earlyLatchBrackets() {
         let script = Self.run(latency: .lowLatency, latch: 12 * ms, frames: 60)
         #expect(invariantViolations(script).isEmpty)
-        var late: [Int] = []
-        for k in 0..<script.refreshes.count - 1 {
-            if let presented = script.presentedTimes[UInt64(k)], presented > Self.target(script.refreshes[k]) { late.append(k) }
-        }
-        #expect(late == [5, 6])
+        #expect(Self.lateRefreshes(script) == [5, 6])
         let last = script.refreshes[script.refreshes.count - 2]
         #expect(last.event.deadline?.provenance == .bracketed)
         let lead = last.event.deadline?.lead.value ?? 0
@@ -350,11 +353,7 @@ extension WaylandLowLatencyTests {
     func earlyLatchStaysBracketed() {
         let script = Self.run(latency: .lowLatency, latch: 19 * ms, frames: 200)
         #expect(invariantViolations(script).isEmpty)
-        var late: [Int] = []
-        for k in 0..<script.refreshes.count - 1 {
-            if let presented = script.presentedTimes[UInt64(k)], presented > Self.target(script.refreshes[k]) { late.append(k) }
-        }
-        #expect(late == [0, 1])
+        #expect(Self.lateRefreshes(script) == [0, 1])
         #expect(script.refreshes[script.refreshes.count - 2].event.deadline?.provenance == .bracketed)
     }
 }
@@ -493,12 +492,7 @@ struct KMSLowLatencyTests {
         h.start()
         h.run(callbacks: 200)
         #expect(h.violations.isEmpty)
-        var late: [Int] = []
-        for k in 2..<h.frames.count - 1 {
-            guard let shown = h.presented[h.frames[k].refreshIndex]?.time else { continue }
-            if shown > h.frames[k].targetTimestamp { late.append(k) }
-        }
-        #expect(late == [10])
+        #expect(h.lateFrames(from: 2) == [10])
         #expect(h.frames[11].renderEstimate == Nanoseconds(20 * Self.ms))
         #expect(h.depths[9] == 1 && h.depths[10] == 2 && h.depths.last == 1)
         // Two frames in flight after the miss (``FlipPipeline``), back to one and to planned starts
@@ -562,11 +556,7 @@ struct KMSLowLatencyTests {
         #expect(resumed.count > 60)
         if let first = resumed.first { #expect(h.plannedWith[first]?.allowance == Nanoseconds(h.period.value / 2)) }
         #expect(h.scheduler.wakeAllowance < Nanoseconds(Self.ms))
-        var late: [Int] = []
-        for k in 2..<h.frames.count - 1 {
-            if let shown = h.presented[h.frames[k].refreshIndex]?.time, shown > h.frames[k].targetTimestamp { late.append(k) }
-        }
-        #expect(late == [10])
+        #expect(h.lateFrames(from: 2) == [10])
     }
 
     @Test("a renderer whose budget does not fit before the deadline starts at once, as under throughput")

@@ -78,6 +78,13 @@ final class KMSHarness: FrameSource {
     }
 
     func time(ofVblank k: Int64) -> MonotonicInstant { origin + period * Int(k) }
+
+    /// The callbacks from `first` on (all but the last) whose frames were shown after their targets.
+    func lateFrames(from first: Int) -> [Int] {
+        (first..<max(first, frames.count - 1)).filter { k in
+            presented[frames[k].refreshIndex].map { $0.time > frames[k].targetTimestamp } ?? false
+        }
+    }
     func sequence(ofVblank k: Int64) -> UInt64 { firstSequence &+ UInt64(k) }
     /// How late the kernel handles each vblank (its counter and events change then; the times it
     /// reports are the vblanks' own).
