@@ -64,8 +64,7 @@ final class TimerPacing: RefreshPacing {
     /// Nobody wants refreshes: no more callbacks, but a held frame is still shown at its tick (the
     /// timer fires once more for it).
     private func refreshesStopped() {
-        pacer.stopped()
-        if pacer.held != nil { armTimer() }
+        if pacer.stopped() { armTimer() }
     }
 
     /// Arms the timer for the pacer's next tick (absolute, `CLOCK_MONOTONIC`).
@@ -100,12 +99,11 @@ final class TimerPacing: RefreshPacing {
         let now = MonotonicInstant.now()
         guard dispatcher.wantsRefreshes else {
             // Paused after presenting: the held frame is flipped at its tick, and nothing more.
-            if pacer.flipHeldIfDue(now: now) {
-                flipHeldBuffer(decidedAt: now)
-            } else if pacer.held != nil, pacer.flipping == nil {
-                armTimer()  // woke before the tick
+            switch pacer.timerFiredWhileStopped(now: now) {
+            case .flipHeld: flipHeldBuffer(decidedAt: now)
+            case .armAgain: armTimer()
+            case .idle: break
             }
-            pacer.stopped()
             return
         }
         let tick = pacer.timerFired(now: now, refreshIndex: dispatcher.nextRefreshIndex)

@@ -478,9 +478,8 @@ extension KMSFrameScheduler {
     }
 
     /// How long before a planned start the timer is allowed to wake late: the learned
-    /// ``wakeLateness``, at most half a period (a wake-up later than that is a stall: allowing for
-    /// it would stop planning, and with it the samples that let the lateness decay).
-    public var wakeAllowance: Nanoseconds { Nanoseconds(min(wakeLateness.estimate?.value ?? 0, period.value / 2)) }
+    /// ``wakeLateness``, at most half a period (see ``RenderTimeEstimator/allowance(atLeast:atMost:)``).
+    public var wakeAllowance: Nanoseconds { wakeLateness.allowance(atMost: Nanoseconds(period.value / 2)) }
 
     /// A callback planned to start at `planned` (``plannedStart(for:now:)``) starts now (`time`):
     /// its render time counts from here, and how late the timer woke is learned.

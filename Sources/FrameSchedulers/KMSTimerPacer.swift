@@ -18,7 +18,8 @@ import DisplayLinkCore
 ///   once shows it then, not whenever drawing ended. A frame submitted after its target tick is
 ///   flipped at once.
 /// - A frame held when the link stops wanting refreshes (paused after presenting) is still flipped
-///   at its tick: the shell arms the timer once more and calls ``flipHeldIfDue(now:)``.
+///   at its tick: ``stopped()`` says to arm the timer once more, and
+///   ``timerFiredWhileStopped(now:)`` says to flip it (or to wait on).
 /// - At most one flip per period of the grid: a frame is held (replacing an older held frame,
 ///   which is discarded) while a flip was already submitted in the period of the grid `now` is in,
 ///   or is still pending, and flipped at the next timer firing or at the pending flip's completion,
@@ -118,9 +119,24 @@ public struct KMSTimerPacer: Sendable {
         return dispatch(tick: 0, refreshIndex: refreshIndex)
     }
 
-    /// Nobody wants refreshes: the timer is not armed again; the next refresh follows a stall.
-    public mutating func stopped() {
+    /// What the timer firing brings while no refreshes are wanted.
+    public enum StoppedTick: Equatable, Sendable {
+        /// The held frame's tick has come: flip it now.
+        case flipHeld
+        /// A held frame waits for its tick (the timer woke before it, or a flip is still pending):
+        /// arm the timer for ``deadline`` again.
+        case armAgain
+        /// Nothing is held: leave the timer unarmed.
+        case idle
+    }
+
+    /// Nobody wants refreshes: no more callbacks, and the next refresh follows a stall. Returns
+    /// whether the timer must still fire once more, for a held frame's tick (a link paused right
+    /// after presenting; see ``timerFiredWhileStopped(now:)``).
+    @discardableResult
+    public mutating func stopped() -> Bool {
         restarting = true
+        return held != nil
     }
 
     /// The session came back after another VT had the display (the shell has set the mode again
@@ -157,13 +173,13 @@ public struct KMSTimerPacer: Sendable {
 
     // MARK: Presents and flips
 
-    /// With no refreshes wanted (the link paused after presenting), the timer still fires once for
-    /// a held frame's target tick: flips the held frame when that tick has come (`now` in a later
-    /// period than its callback's and the last flip's) and no flip is pending; true: flip it now.
-    /// No refresh is dispatched. While it returns false and ``held`` is set, arm the timer for
-    /// ``deadline`` again (a pending flip's completion flips it instead).
-    public mutating func flipHeldIfDue(now: MonotonicInstant) -> Bool {
-        flipHeldIfDue(period: periodIndex(at: now))
+    /// The timer fired at `now` with no refreshes wanted (the link paused after presenting): the
+    /// held frame is flipped when its tick has come (`now` in a later period than its callback's
+    /// and the last flip's) and no flip is pending. No refresh is dispatched.
+    public mutating func timerFiredWhileStopped(now: MonotonicInstant) -> StoppedTick {
+        restarting = true
+        if flipHeldIfDue(period: periodIndex(at: now)) { return .flipHeld }
+        return held != nil && flipping == nil ? .armAgain : .idle
     }
 
     /// The one rule for flipping a held frame, in period `current` of the grid: no flip pending,

@@ -34,4 +34,11 @@ public struct RenderTimeEstimator: Sendable, Equatable {
 
     /// The time to allow for the next frame: the estimate plus the margin (nil: nothing measured).
     public var budget: Nanoseconds? { estimate.map { Nanoseconds($0.value &+ margin.value) } }
+
+    /// The estimate (0 before any sample) kept within `floor`…`ceiling`, for a lateness allowed for
+    /// in planning: a lateness above the ceiling is a stall, and allowing for it in full would
+    /// stop the planning whose samples let it decay. `floor` above `ceiling` gives `ceiling`.
+    public func allowance(atLeast floor: Nanoseconds = .zero, atMost ceiling: Nanoseconds) -> Nanoseconds {
+        Nanoseconds(min(max(estimate?.value ?? 0, floor.value), ceiling.value))
+    }
 }

@@ -25,17 +25,15 @@ extension WaylandRefreshScheduler {
         guard latency == .lowLatency, refresh.event.provenance != .timerFallback, !isStalled, isPeriodMeasured,
             let deadline = refresh.event.deadline, let budget = renderTime.budget
         else { return nil }
-        let allowance = wakeAllowance
-        let start = deadline.time - budget - Nanoseconds(allowance)
+        let start = deadline.time - budget - wakeAllowance
         return start > now + WaylandRefreshScheduler.minimumDelay ? start : nil
     }
 
     /// How long before a planned start the timer is allowed to wake late: the learned
-    /// ``wakeLateness``, at least ``minimumWakeAllowance`` and at most half a period (a wake-up
-    /// later than that is a stall: allowing for it would stop planning, and with it the samples
-    /// that let the lateness decay).
-    var wakeAllowance: Int64 {
-        min(max(wakeLateness.estimate?.value ?? 0, WaylandRefreshScheduler.minimumWakeAllowance.value), period.value / 2)
+    /// ``wakeLateness``, at least ``minimumWakeAllowance`` and at most half a period (see
+    /// ``RenderTimeEstimator/allowance(atLeast:atMost:)``).
+    var wakeAllowance: Nanoseconds {
+        wakeLateness.allowance(atLeast: WaylandRefreshScheduler.minimumWakeAllowance, atMost: Nanoseconds(period.value / 2))
     }
 
     /// A refresh's callback starts now (`time`), at a start planned for `planned` or at once
@@ -73,13 +71,13 @@ extension WaylandRefreshScheduler {
             if let target = slot.target { waiting = max(waiting ?? target, target) }
         }
         var target = predicted
-        if let budget = renderTime.budget {
-            let earliestCommit = now + budget + WaylandRefreshScheduler.minimumWakeAllowance
+        if let budget = renderTime.budget, let lead = deadlines.lead?.lead {
+            // The earliest target whose deadline (target − lead) a frame started now still makes.
+            let earliestReachable = now + budget + WaylandRefreshScheduler.minimumWakeAllowance + lead
             while true {
                 let earlier = target - p
                 guard earlier > now, earlier > timestamp, lastTarget.map({ earlier > $0 + half }) ?? true,
-                    waiting.map({ earlier > $0 + half }) ?? true,
-                    let deadline = deadlines.deadline(forTarget: earlier), earliestCommit <= deadline.time
+                    waiting.map({ earlier > $0 + half }) ?? true, earlier >= earliestReachable
                 else { break }
                 target = earlier
             }

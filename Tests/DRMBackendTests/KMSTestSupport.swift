@@ -42,6 +42,8 @@ final class FlipClient {
             painter.begin(width: display.width, height: display.height, background: RGBA(0.1, 0.1, 0.2))
             painter.fill(x: Int32(frames.count * 4 % 600), y: 200, width: 40, height: 40, color: RGBA(1, 0.5, 0))
             if let delay = presentAfterVblank {
+                // A renderer that takes this long after its vblank (what the test is about), not a
+                // wait for anything: the assertions hold however late the host runs it.
                 let until = link.frame.timestamp + delay
                 while MonotonicInstant.now() < until { usleep(200) }
             }

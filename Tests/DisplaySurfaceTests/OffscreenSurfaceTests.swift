@@ -100,6 +100,7 @@ struct OffscreenSurfaceTests {
         #expect(throws: DisplaySurfaceError.closed) { try surface.readPixels() }
         surface.releaseContext()  // harmless
         let count = client.frames.count
+        // A negative check: no refresh may come after the close, at any speed.
         try await Task.sleep(for: .milliseconds(50))
         #expect(client.frames.count == count, "no refresh after close")
     }

@@ -79,8 +79,11 @@ final class KMSTimerHarness: FrameSource {
                 now = max(now, wake)
                 guard dispatcher.wantsRefreshes else {
                     // As the shell: a frame held when the link paused is flipped at its tick.
-                    if pacer.flipHeldIfDue(now: now) { submitFlip() } else if pacer.held != nil, pacer.flipping == nil { arm() }
-                    pacer.stopped()
+                    switch pacer.timerFiredWhileStopped(now: now) {
+                    case .flipHeld: submitFlip()
+                    case .armAgain: arm()
+                    case .idle: break
+                    }
                     continue
                 }
                 let tick = pacer.timerFired(now: now, refreshIndex: dispatcher.nextRefreshIndex)
@@ -110,9 +113,8 @@ final class KMSTimerHarness: FrameSource {
         }
         if dispatcher.wantsRefreshes {
             arm()
-        } else {
-            pacer.stopped()
-            if pacer.held != nil { arm() }  // the held frame is still shown at its tick
+        } else if pacer.stopped() {
+            arm()  // the held frame is still shown at its tick
         }
     }
 
