@@ -67,9 +67,10 @@ final class TimerPacing: RefreshPacing {
         if pacer.stopped() { armTimer() }
     }
 
-    /// Arms the timer for the pacer's next tick (absolute, `CLOCK_MONOTONIC`).
+    /// Arms the timer for the pacer's next tick, aimed early by its learned lateness (absolute,
+    /// `CLOCK_MONOTONIC`).
     private func armTimer() {
-        guard let deadline = pacer.deadline, display.isRunning else { return }
+        guard display.isRunning, let deadline = pacer.aimTimer(now: MonotonicInstant.now()) else { return }
         if timerFD < 0 {
             do {
                 timerFD = try KernelCall.value { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC | TFD_NONBLOCK)) }

@@ -14,9 +14,16 @@ import DisplayLinkCore
 ///   armed again for it; one that wakes late jumps to the newest tick passed (the ticks in
 ///   between are missed, as the timestamps show).
 /// - A frame is shown at its target: the frame of tick `k`'s callback is held and flipped when the
-///   timer fires for tick `k + 1` (its `targetTimestamp`), so that a driver whose flips complete at
-///   once shows it then, not whenever drawing ended. A frame submitted after its target tick is
-///   flipped at once.
+///   timer fires for its target tick, so that a driver whose flips complete at once shows it then,
+///   not whenever drawing ended. The target is tick `k + 1` unless the program's render time
+///   (learned from callback to submission, as ``RenderTimeEstimator`` does, plus its margin) says
+///   the frame will not be ready by then: then it is the first tick it will be ready for, and the
+///   ticks before it bring no callback (one thread cannot flip a held frame at its tick while it
+///   draws the next), as a vblank display shows a frame that misses its vblank at the next. A
+///   frame submitted after its target tick is flipped at once.
+/// - The timer is aimed early by how late it wakes (the median of the recent wakes' lateness, at
+///   most a quarter period): the flip of a held frame then lands on its tick rather than after it,
+///   and a tick counts as come once its aimed time has.
 /// - A frame held when the link stops wanting refreshes (paused after presenting) is still flipped
 ///   at its tick: ``stopped()`` says to arm the timer once more, and
 ///   ``timerFiredWhileStopped(now:)`` says to flip it (or to wait on).
@@ -70,12 +77,21 @@ public struct KMSTimerPacer: Sendable {
     /// The refresh whose frame's flip is pending, and the period of the grid of the last flip.
     public private(set) var flipping: UInt64?
     public private(set) var flipPeriod: UInt64?
-    /// The refresh of a frame held for a later tick, and the tick of its callback (it is flipped in
-    /// a later period: at its target or after).
+    /// The refresh of a frame held for a later tick, and that tick, its target (it is flipped in
+    /// the target's period or after).
     public private(set) var held: UInt64?
-    private var heldTick: UInt64 = 0
+    private var heldTarget: UInt64 = 0
     /// Flips (and the mode set) submitted, one per tick at most.
     public private(set) var flipsSubmitted = 0
+    /// The program's render time, from callback to submission.
+    public private(set) var renderTime = RenderTimeEstimator()
+    /// How late the timer wakes after the time it was aimed for.
+    public private(set) var wakeLateness = WakeLatenessMedian()
+    /// The time the timer was last aimed for (``aimTimer(now:)``), to learn its lateness from.
+    private var aimedFor: MonotonicInstant?
+    /// When the last dispatched callback ran, and the tick its frame is for.
+    private var callbackStart: MonotonicInstant = .zero
+    private var callbackTarget: UInt64 = 0
     /// The next dispatched refresh follows a stop (or is the first).
     private var restarting = true
     /// The refresh of the last dispatched callback.
@@ -100,11 +116,43 @@ public struct KMSTimerPacer: Sendable {
         (anchor ?? .zero) + Nanoseconds(Int64(truncatingIfNeeded: k) &* period.value)
     }
 
-    /// When the timer should fire next: the tick after the last dispatched one (nil before the
+    /// How early the timer is aimed before a tick: the median lateness of its recent wakes, at most
+    /// a quarter period.
+    public var wakeAllowance: Nanoseconds { Nanoseconds(min(wakeLateness.median, period.value / 4)) }
+
+    /// The next tick the timer is for: the tick after the last dispatched one, or a held frame's
+    /// target when that is later (nil before the first start).
+    public var nextTick: UInt64? {
+        guard anchor != nil else { return nil }
+        let next = lastTick.map { $0 + 1 } ?? 0
+        return held != nil ? max(next, heldTarget) : next
+    }
+
+    /// When the timer should fire next: ``nextTick``'s time less ``wakeAllowance`` (nil before the
     /// first start).
     public var deadline: MonotonicInstant? {
-        guard anchor != nil else { return nil }
-        return time(ofTick: lastTick.map { $0 + 1 } ?? 0)
+        nextTick.map { time(ofTick: $0) - wakeAllowance }
+    }
+
+    /// The timer is armed at `now` for ``deadline`` (returned; nil: do not arm). When that is still
+    /// ahead, the timer's lateness when it fires is learned; a deadline already passed (a frame
+    /// that took longer than planned) fires at once and says nothing about the timer.
+    public mutating func aimTimer(now: MonotonicInstant) -> MonotonicInstant? {
+        let deadline = deadline
+        aimedFor = deadline.flatMap { $0 > now ? $0 : nil }
+        return deadline
+    }
+
+    /// The period of the grid a timer wake at `now` counts for: the one ``wakeAllowance`` later.
+    private func aimedPeriod(at now: MonotonicInstant) -> UInt64 {
+        periodIndex(at: now + wakeAllowance)
+    }
+
+    /// Learns the lateness of a wake at `now` (from the time the timer was aimed for).
+    private mutating func learnWake(at now: MonotonicInstant) {
+        guard let aimed = aimedFor else { return }
+        aimedFor = nil
+        wakeLateness.record(min(max(0, (now - aimed).value), period.value))
     }
 
     // MARK: Demand
@@ -116,7 +164,7 @@ public struct KMSTimerPacer: Sendable {
         restarting = true
         guard anchor == nil else { return nil }
         anchor = now
-        return dispatch(tick: 0, refreshIndex: refreshIndex)
+        return dispatch(tick: 0, refreshIndex: refreshIndex, now: now)
     }
 
     /// What the timer firing brings while no refreshes are wanted.
@@ -150,25 +198,44 @@ public struct KMSTimerPacer: Sendable {
         restarting = true
     }
 
-    /// The timer fired at `now`.
+    /// The timer fired at `now`. No refresh is dispatched before a held frame's target tick:
+    /// drawing the next frame then would keep the thread from flipping the held one at its tick.
     public mutating func timerFired(now: MonotonicInstant, refreshIndex: UInt64) -> Tick {
         guard anchor != nil else { return Tick(flipHeld: false, event: nil) }
-        let k = periodIndex(at: now)
+        let k = aimedPeriod(at: now)
+        learnWake(at: now)
         if let last = lastTick, k <= last { return Tick(flipHeld: false, event: nil) }
         let flipHeld = flipHeldIfDue(period: k)
-        return Tick(flipHeld: flipHeld, event: dispatch(tick: k, refreshIndex: refreshIndex))
+        if held != nil, heldTarget > k { return Tick(flipHeld: flipHeld, event: nil) }
+        return Tick(flipHeld: flipHeld, event: dispatch(tick: k, refreshIndex: refreshIndex, now: now))
     }
 
-    private mutating func dispatch(tick k: UInt64, refreshIndex: UInt64) -> RefreshEvent {
+    /// The longest a frame is planned to take, in periods: a longer render time is a stall (a
+    /// first shader compile, a loaded machine), and planning for it in full would slow the frames
+    /// after it while the estimate decays.
+    static let longestPlannedFrame: Int64 = 4
+
+    private mutating func dispatch(tick k: UInt64, refreshIndex: UInt64, now: MonotonicInstant) -> RefreshEvent {
         lastTick = k
         callbackRefresh = refreshIndex
+        callbackStart = now
+        callbackTarget = k + targetOffset(tick: k, now: now)
         let timestamp = time(ofTick: k)
         let event = RefreshEvent(
             timestamp: timestamp, sequence: nil, refreshPeriod: period,
-            targetTimestamp: timestamp + period, provenance: .timerFallback,
+            targetTimestamp: time(ofTick: callbackTarget), provenance: .timerFallback,
             followsStall: restarting)
         restarting = false
         return event
+    }
+
+    /// How many ticks after tick `k` a frame started at `now` is ready for: it must be submitted
+    /// before the timer is aimed for its tick. 1 until a render time is known.
+    private func targetOffset(tick k: UInt64, now: MonotonicInstant) -> UInt64 {
+        guard let budget = renderTime.budget, isModeSet else { return 1 }
+        let ready = (now - time(ofTick: k)).value + budget.value + wakeAllowance.value
+        let ticks = (max(0, ready) + period.value - 1) / period.value
+        return UInt64(min(max(1, ticks), KMSTimerPacer.longestPlannedFrame))
     }
 
     // MARK: Presents and flips
@@ -178,23 +245,28 @@ public struct KMSTimerPacer: Sendable {
     /// and the last flip's) and no flip is pending. No refresh is dispatched.
     public mutating func timerFiredWhileStopped(now: MonotonicInstant) -> StoppedTick {
         restarting = true
-        if flipHeldIfDue(period: periodIndex(at: now)) { return .flipHeld }
+        let current = aimedPeriod(at: now)
+        learnWake(at: now)
+        if flipHeldIfDue(period: current) { return .flipHeld }
         return held != nil && flipping == nil ? .armAgain : .idle
     }
 
     /// The one rule for flipping a held frame, in period `current` of the grid: no flip pending,
-    /// after its callback's tick and after the last flip's period.
+    /// at or after its target tick and after the last flip's period.
     private mutating func flipHeldIfDue(period current: UInt64) -> Bool {
-        guard let frame = held, flipping == nil, current > heldTick, flipPeriod.map({ current > $0 }) ?? true else { return false }
+        guard let frame = held, flipping == nil, current >= heldTarget, flipPeriod.map({ current > $0 }) ?? true else { return false }
         held = nil
         submit(frame, period: current)
         return true
     }
 
-    /// The current callback's frame was submitted at `now`: held for its target tick (the next),
-    /// or flipped at once when that tick has passed and no flip is in the way.
+    /// The current callback's frame was submitted at `now` (its render time is learned): held for
+    /// its target tick, or flipped at once when that tick has come and no flip is in the way.
     public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
-        let current = periodIndex(at: now)
+        let current = aimedPeriod(at: now)
+        if isModeSet {
+            renderTime.record(Nanoseconds(min((now - callbackStart).value, period.value * KMSTimerPacer.longestPlannedFrame)))
+        }
         if !isModeSet {
             isModeSet = true
             flipPeriod = current
@@ -205,10 +277,10 @@ public struct KMSTimerPacer: Sendable {
             restarting = true
             return .setMode
         }
-        if current <= (lastTick ?? 0) || flipping != nil || flipPeriod.map({ current <= $0 }) == true {
+        if current < callbackTarget || flipping != nil || flipPeriod.map({ current <= $0 }) == true {
             let stale = held.map { PresentationFeedback(refreshIndex: $0, outcome: .discarded) }
             held = callbackRefresh
-            heldTick = lastTick ?? 0
+            heldTarget = callbackTarget
             return .hold(discarding: stale)
         }
         submit(callbackRefresh, period: current)
@@ -233,6 +305,6 @@ public struct KMSTimerPacer: Sendable {
         guard let frame = flipping else { return Completion(feedback: nil, flipHeld: false) }
         flipping = nil
         let feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: nil))
-        return Completion(feedback: feedback, flipHeld: flipHeldIfDue(period: periodIndex(at: max(time, now))))
+        return Completion(feedback: feedback, flipHeld: flipHeldIfDue(period: aimedPeriod(at: max(time, now))))
     }
 }
