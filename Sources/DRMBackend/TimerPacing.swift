@@ -118,6 +118,7 @@ final class TimerPacing: RefreshPacing {
 
     private func runCallback(_ event: RefreshEvent) {
         dispatcher.dispatch(event)
+        pacer.callbackReturned()
         if let feedback = pendingFeedback {
             pendingFeedback = nil
             dispatcher.deliver(feedback)

@@ -10,9 +10,10 @@ import DisplayLinkCore
 ///   the schedule, not from when the timer happened to wake), `sequence` is nil (there is no
 ///   vblank counter: the core counts refreshes from the timestamps), provenance
 ///   `TimestampProvenance.timerFallback`: never hardware vblank.
-/// - At most one callback per tick: a timer that wakes early (before the next tick) asks to be
-///   armed again for it; one that wakes late jumps to the newest tick passed (the ticks in
-///   between are missed, as the timestamps show).
+/// - At most one callback per tick: a timer that wakes early (before the next tick's aimed time)
+///   asks to be armed again for it; one that wakes late jumps to the newest tick passed (the ticks
+///   in between are missed, as the timestamps show). A wake at `now` counts for the period of the
+///   grid `now` plus ``wakeAllowance`` is in.
 /// - A frame is shown at its target: the frame of tick `k`'s callback is held and flipped when the
 ///   timer fires for its target tick, so that a driver whose flips complete at once shows it then,
 ///   not whenever drawing ended. The target is tick `k + 1` unless the program's render time
@@ -21,16 +22,16 @@ import DisplayLinkCore
 ///   ticks before it bring no callback (one thread cannot flip a held frame at its tick while it
 ///   draws the next), as a vblank display shows a frame that misses its vblank at the next. A
 ///   frame submitted after its target tick is flipped at once.
-/// - The timer is aimed early by how late it wakes (the median of the recent wakes' lateness, at
-///   most a quarter period): the flip of a held frame then lands on its tick rather than after it,
+/// - The timer is aimed early by how late it wakes (the median lateness of its recent wakes, at most
+///   a quarter period): the flip of a held frame then lands on its tick rather than after it,
 ///   and a tick counts as come once its aimed time has.
 /// - A frame held when the link stops wanting refreshes (paused after presenting) is still flipped
 ///   at its tick: ``stopped()`` says to arm the timer once more, and
 ///   ``timerFiredWhileStopped(now:)`` says to flip it (or to wait on).
 /// - At most one flip per period of the grid: a frame is held (replacing an older held frame,
-///   which is discarded) while a flip was already submitted in the period of the grid `now` is in,
-///   or is still pending, and flipped at the next timer firing or at the pending flip's completion,
-///   whichever comes first in a later period.
+///   which is discarded) while a flip was already submitted in the period it counts for, or is
+///   still pending, and flipped at the next timer firing or at the pending flip's completion,
+///   whichever comes first in a later period at or after its target.
 /// - The first present sets the mode (it counts as that period's flip); its frame is on screen
 ///   when the mode set returns. The next refresh follows a stall (`followsStall`): the time the
 ///   mode set and the first buffers took is no missed frames.
@@ -55,7 +56,8 @@ public struct KMSTimerPacer: Sendable {
     public struct Tick: Equatable, Sendable {
         /// Flip the held frame now (before dispatching).
         public var flipHeld: Bool
-        /// Dispatch this refresh (nil: the timer woke before the next tick; arm it again).
+        /// Dispatch this refresh (nil: the timer woke before the next tick, or before a held frame's
+        /// target; arm it again).
         public var event: RefreshEvent?
     }
 
@@ -86,12 +88,15 @@ public struct KMSTimerPacer: Sendable {
     /// The program's render time, from callback to submission.
     public private(set) var renderTime = RenderTimeEstimator()
     /// How late the timer wakes after the time it was aimed for.
-    public private(set) var wakeLateness = WakeLatenessMedian()
+    public private(set) var wakeLateness = RecentMedian()
     /// The time the timer was last aimed for (``aimTimer(now:)``), to learn its lateness from.
     private var aimedFor: MonotonicInstant?
     /// When the last dispatched callback ran, and the tick its frame is for.
     private var callbackStart: MonotonicInstant = .zero
     private var callbackTarget: UInt64 = 0
+    /// A dispatched callback runs and its frame is not submitted yet: a present outside a
+    /// callback (``callbackReturned()``) has no render time and no planned target.
+    private var inCallback = false
     /// The next dispatched refresh follows a stop (or is the first).
     private var restarting = true
     /// The refresh of the last dispatched callback.
@@ -152,7 +157,7 @@ public struct KMSTimerPacer: Sendable {
     private mutating func learnWake(at now: MonotonicInstant) {
         guard let aimed = aimedFor else { return }
         aimedFor = nil
-        wakeLateness.record(min(max(0, (now - aimed).value), period.value))
+        wakeLateness.append(min(max(0, (now - aimed).value), period.value))
     }
 
     // MARK: Demand
@@ -196,6 +201,7 @@ public struct KMSTimerPacer: Sendable {
         held = nil
         flipPeriod = nil
         restarting = true
+        inCallback = false
     }
 
     /// The timer fired at `now`. No refresh is dispatched before a held frame's target tick:
@@ -220,6 +226,7 @@ public struct KMSTimerPacer: Sendable {
         callbackRefresh = refreshIndex
         callbackStart = now
         callbackTarget = k + targetOffset(tick: k, now: now)
+        inCallback = true
         let timestamp = time(ofTick: k)
         let event = RefreshEvent(
             timestamp: timestamp, sequence: nil, refreshPeriod: period,
@@ -227,6 +234,12 @@ public struct KMSTimerPacer: Sendable {
             followsStall: restarting)
         restarting = false
         return event
+    }
+
+    /// The dispatched callback returned: a frame presented after this (outside a callback, as after
+    /// a pause) is not its frame.
+    public mutating func callbackReturned() {
+        inCallback = false
     }
 
     /// How many ticks after tick `k` a frame started at `now` is ready for: it must be submitted
@@ -241,8 +254,8 @@ public struct KMSTimerPacer: Sendable {
     // MARK: Presents and flips
 
     /// The timer fired at `now` with no refreshes wanted (the link paused after presenting): the
-    /// held frame is flipped when its tick has come (`now` in a later period than its callback's
-    /// and the last flip's) and no flip is pending. No refresh is dispatched.
+    /// held frame is flipped when its target tick has come (and the last flip's period has
+    /// passed) and no flip is pending. No refresh is dispatched.
     public mutating func timerFiredWhileStopped(now: MonotonicInstant) -> StoppedTick {
         restarting = true
         let current = aimedPeriod(at: now)
@@ -264,9 +277,11 @@ public struct KMSTimerPacer: Sendable {
     /// its target tick, or flipped at once when that tick has come and no flip is in the way.
     public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
         let current = aimedPeriod(at: now)
-        if isModeSet {
+        if isModeSet, inCallback {
             renderTime.record(Nanoseconds(min((now - callbackStart).value, period.value * KMSTimerPacer.longestPlannedFrame)))
         }
+        let target = inCallback ? callbackTarget : (lastTick ?? 0) + 1
+        inCallback = false
         if !isModeSet {
             isModeSet = true
             flipPeriod = current
@@ -277,10 +292,10 @@ public struct KMSTimerPacer: Sendable {
             restarting = true
             return .setMode
         }
-        if current < callbackTarget || flipping != nil || flipPeriod.map({ current <= $0 }) == true {
+        if current < target || flipping != nil || flipPeriod.map({ current <= $0 }) == true {
             let stale = held.map { PresentationFeedback(refreshIndex: $0, outcome: .discarded) }
             held = callbackRefresh
-            heldTarget = callbackTarget
+            heldTarget = target
             return .hold(discarding: stale)
         }
         submit(callbackRefresh, period: current)
@@ -300,7 +315,7 @@ public struct KMSTimerPacer: Sendable {
 
     /// The pending flip completed at `time` (the event's time; it carries no vblank counter), and
     /// its event is handled at `now` (later when it waited to be read). A held frame is flipped now
-    /// if `now` is in a later period than the last flip's.
+    /// if its target tick has come and `now` is in a later period than the last flip's.
     public mutating func flipCompleted(at time: MonotonicInstant, now: MonotonicInstant) -> Completion {
         guard let frame = flipping else { return Completion(feedback: nil, flipHeld: false) }
         flipping = nil

@@ -12,10 +12,16 @@ import DisplayLinkCore
 ///   larger than the largest such lead among the recent ones. A miss with a lead at least as long
 ///   as one that made it contradicts the latch (a compositor or driver that stalled once, a
 ///   loaded machine): it says nothing about the latch and is not counted.
+/// - A lead seen to be too short without a miss (``recordTooLate(lead:)``) raises the prior: on
+///   Wayland, a compositor that calls back when it latches its repaint (weston, kwin) says that a
+///   commit after the callback was too late for that repaint's presentation. The prior planned
+///   with is the longer of ``prior`` and the median of the recent such leads (a median: one
+///   callback that came early for once does not move it for good, as a bound would).
 /// - The deadline is the target less the known-sufficient lead (`FrameDeadline.Provenance.sufficient`)
-///   until a miss brackets it; then the middle of the bracket
-///   (`FrameDeadline.Provenance.bracketed`). With no outcome that made its target, there is none:
-///   nothing is invented.
+///   until a lower bound brackets it; then the middle of the bracket
+///   (`FrameDeadline.Provenance.bracketed`), or its top once the bracket is ``resolution`` or
+///   narrower (probing closer would risk a miss to gain less than that). With no outcome that made
+///   its target, there is none: nothing is invented.
 ///
 /// The recent outcomes are those of the last ``window`` frames, so a compositor or driver whose
 /// latch moves earlier is followed. The longest lead that missed stays a lower bound after its
@@ -28,6 +34,8 @@ import DisplayLinkCore
 public struct SubmitDeadlineLearner: Sendable {
     /// How many recent frames' outcomes bound the lead.
     public static let window = 64
+    /// A bracket this narrow is not probed further: the lead planned is its top, which made it.
+    public static let resolution = Nanoseconds(1_000_000)
 
     /// The lead the source assumes before anything says otherwise (nil: none; see
     /// `FrameDeadline.Provenance.prior`): planned with until a frame is shown with less, and
@@ -37,6 +45,8 @@ public struct SubmitDeadlineLearner: Sendable {
     /// The longest lead known to miss, kept after it leaves the window (nil: none, or a frame made
     /// its target with a lead at or below it since).
     private var floor: Int64?
+    /// The leads seen too late without a miss.
+    private var tooLate = RecentMedian()
 
     public init() {
         outcomes = OutcomeRing()
@@ -44,9 +54,12 @@ public struct SubmitDeadlineLearner: Sendable {
 
     /// A frame submitted at `submitted` for `target` was presented at `presented`; `period` is the
     /// display's. It made its target when presented less than half a period after it (a
-    /// presentation a whole period or more later missed it). A submission after its target
-    /// counts as one at it: vkms, its vblank handler late under load, still shows a flip queued
-    /// just after the vblank's timestamp, but a deadline is never after its target.
+    /// presentation a whole period or more later missed it). A presentation later than that but
+    /// off the refresh grid (more than an eighth of a period from a whole number of periods after
+    /// the target) was delayed by the compositor, not by its latch (mutter once showed a frame
+    /// 13.8 ms late): it teaches nothing. A submission after its target counts as one at it: vkms, its
+    /// vblank handler late under load, still shows a flip queued just after the vblank's
+    /// timestamp, but a deadline is never after its target.
     public mutating func record(
         submitted: MonotonicInstant, target: MonotonicInstant, presented: MonotonicInstant,
         period: Nanoseconds
@@ -54,9 +67,28 @@ public struct SubmitDeadlineLearner: Sendable {
         let lead = max(0, (target - submitted).value)
         let late = (presented - target).value
         let made = late < period.value / 2
+        if !made, period.value > 0 {
+            let offGrid = late % period.value
+            if offGrid > period.value / 8 && offGrid < period.value - period.value / 8 { return }
+        }
         outcomes.add(lead: lead, made: made)
         if made, let floor, lead <= floor { self.floor = nil }
         if let missed = outcomes.longestMissed(below: outcomes.shortestMade) { floor = max(floor ?? missed, missed) }
+    }
+
+    /// A submission `lead` before a presentation was too late for it, seen without a frame missing
+    /// (the compositor had latched the repaint that showed it): a lower bound, as a miss is.
+    public mutating func recordTooLate(lead: Nanoseconds) {
+        tooLate.append(max(0, lead.value))
+    }
+
+    /// Whether anything was recorded since the start or the last ``forgetOutcomes()``.
+    public var hasOutcomes: Bool { !outcomes.isEmpty || tooLate.count > 0 }
+
+    /// The prior planned with: ``prior``, or the median lead seen too late when that is longer
+    /// (nil without a prior).
+    public var effectivePrior: Nanoseconds? {
+        prior.map { Nanoseconds(max($0.value, tooLate.median)) }
     }
 
     /// The display changed (another output, another mode): what was learned of the old latch,
@@ -64,6 +96,7 @@ public struct SubmitDeadlineLearner: Sendable {
     public mutating func forgetOutcomes() {
         outcomes = OutcomeRing()
         floor = nil
+        tooLate = RecentMedian()
     }
 
     /// The shortest lead among the recent submissions that made their targets (nil: none).
@@ -84,7 +117,7 @@ public struct SubmitDeadlineLearner: Sendable {
     public var lead: (lead: Nanoseconds, provenance: FrameDeadline.Provenance)? {
         let sufficient = outcomes.shortestMade
         let insufficient = lowerBound(below: sufficient)
-        if let prior = prior?.value { return leadWith(prior: prior, sufficient: sufficient, insufficient: insufficient) }
+        if let prior = effectivePrior?.value { return leadWith(prior: prior, sufficient: sufficient, insufficient: insufficient) }
         guard let sufficient else { return nil }
         guard let insufficient else { return (Nanoseconds(sufficient), .sufficient) }
         return (Nanoseconds(middle(insufficient, sufficient)), .bracketed)
@@ -104,9 +137,11 @@ public struct SubmitDeadlineLearner: Sendable {
         return (Nanoseconds(prior), .prior)
     }
 
-    /// The middle of a bracket, rounded up: never at a lead that missed.
+    /// The middle of a bracket, rounded up: never at a lead that missed; its top once it is
+    /// ``resolution`` or narrower.
     private func middle(_ insufficient: Int64, _ sufficient: Int64) -> Int64 {
-        insufficient + (sufficient - insufficient + 1) / 2
+        guard sufficient - insufficient > SubmitDeadlineLearner.resolution.value else { return sufficient }
+        return insufficient + (sufficient - insufficient + 1) / 2
     }
 
     /// The deadline for a frame to be presented at `target` (nil: nothing learned yet).
@@ -130,6 +165,7 @@ struct OutcomeRing: Sendable {
     }
 
     private var filled: Range<Int> { 0..<min(count, leads.count) }
+    var isEmpty: Bool { count == 0 }
 
     var shortestMade: Int64? {
         var shortest: Int64?

@@ -15,6 +15,8 @@ extension WaylandRefreshScheduler {
         /// The refresh's target, and when its frame was committed (nil: not yet, or never).
         var target: MonotonicInstant?
         var committed: MonotonicInstant?
+        /// When the frame callback its commit asked for came (nil: not yet).
+        var calledBack: MonotonicInstant?
     }
 
     /// Feedback requests not answered yet.
@@ -59,6 +61,12 @@ extension WaylandRefreshScheduler {
             }
             if let target = entry.target, let committed = entry.committed {
                 deadlines.record(submitted: committed, target: target, presented: time, period: period)
+            }
+            // Called back before it was shown: the compositor had latched the repaint that showed
+            // it (weston and kwin call back when they latch), so a commit at the callback was
+            // already too late for that presentation.
+            if entry.committed != nil, let calledBack = entry.calledBack, calledBack < time {
+                deadlines.recordTooLate(lead: time - calledBack)
             }
         }
         return PresentationFeedback(

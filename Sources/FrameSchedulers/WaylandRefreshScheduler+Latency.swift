@@ -19,11 +19,12 @@ extension WaylandRefreshScheduler {
     /// Under `LatencyPolicy.lowLatency`, when the callback for `refresh` should start: its
     /// deadline less the render time learned (with its margin) and less how late the shell's
     /// timer may wake (``wakeLateness``, at least ``minimumWakeAllowance``). Nil: start now (throughput; a timer
-    /// tick; the period or the render time not learned yet; or the start is not ``minimumDelay``
-    /// away). The shell calls ``callbackStarted(at:plannedFor:)`` when it runs the callback.
+    /// tick; the period, the render time or any outcome of a frame not learned yet, so the
+    /// first frames, shown in time, bound the latch before the prior is tried; or the start is not
+    /// ``minimumDelay`` away). The shell calls ``callbackStarted(at:plannedFor:)`` when it runs the callback.
     public func plannedStart(for refresh: Refresh, now: MonotonicInstant) -> MonotonicInstant? {
         guard latency == .lowLatency, refresh.event.provenance != .timerFallback, !isStalled, isPeriodMeasured,
-            let deadline = refresh.event.deadline, let budget = renderTime.budget
+            deadlines.hasOutcomes, let deadline = refresh.event.deadline, let budget = renderTime.budget
         else { return nil }
         let start = deadline.time - budget - wakeAllowance
         return start > now + WaylandRefreshScheduler.minimumDelay ? start : nil

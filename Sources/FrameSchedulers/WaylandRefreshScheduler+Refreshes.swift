@@ -19,6 +19,11 @@ extension WaylandRefreshScheduler {
         heldProbe = .none
         if outstandingAfterRelease { releaseTarget = nil }
         outstandingAfterRelease = false
+        if let request = outstandingRequestIndex {
+            for index in slots.indices where slots[index].inUse && slots[index].refreshIndex == request {
+                slots[index].calledBack = arrival
+            }
+        }
         guard !isSuspended else { return }
         callbackArrival = arrival
         if let previous = lastCallbackArrival {

@@ -116,6 +116,7 @@ final class KMSTimerHarness: FrameSource {
         }
         events.append(event)
         dispatcher.dispatch(event)
+        pacer.callbackReturned()
         if let feedback = pendingFeedback {
             pendingFeedback = nil
             dispatcher.deliver(feedback)

@@ -2,13 +2,8 @@ import DisplayLinkCore
 import FrameSchedulers
 import Testing
 
-@MainActor
-@Suite("KMS timer pacing: targets from the render time, a timer aimed by its lateness")
-struct KMSTimerTargetTests {
-    let period = Nanoseconds(16_683_217)  // 640x480@59.94
-    let start = MonotonicInstant(nanoseconds: 5_000_000_000)
-
-    func tick(_ k: Int64) -> MonotonicInstant { start + Nanoseconds(k * 16_683_217) }
+/// Targets from the render time, and a timer aimed by its lateness.
+extension KMSTimerPacerTests {
     /// Whole periods from tick 0 to `time` (exact on the grid).
     func ticks(_ time: MonotonicInstant) -> Int64 { (time - start).value / period.value }
 
@@ -71,7 +66,7 @@ struct KMSTimerTargetTests {
         #expect(estimateAfterStall == period * 4)  // the sample was capped
     }
 
-    @Test("a timer that wakes 10 ms late is aimed a quarter period early at most: its flips land 10 ms less that after the tick")
+    @Test("a timer that wakes 10 ms late is aimed a quarter period early at most: flips land 10 ms less a quarter period after the tick")
     func allowanceIsCapped() {
         let h = KMSTimerHarness(period: period, start: start)
         h.wakeLag = { _ in Nanoseconds(10_000_000) }
@@ -84,17 +79,23 @@ struct KMSTimerTargetTests {
         }
     }
 
-    @Test("the wake lateness is the median of the last 15 wakes: one stall moves it by one place, and old wakes are forgotten")
-    func latenessMedian() {
-        var m = WakeLatenessMedian()
-        #expect(m.median == 0)
-        for x: Int64 in [5, 1, 9] { m.record(x) }
-        #expect(m.median == 5)
-        var n = WakeLatenessMedian()
-        for _ in 0..<14 { n.record(100) }
-        n.record(10_000_000)
-        #expect(n.median == 100)
-        for _ in 0..<15 { n.record(7) }
-        #expect(n.median == 7)
+    @Test("a frame presented outside a callback (after the callback returned) teaches no render time and is held for the next tick")
+    func presentOutsideCallback() {
+        var pacer = KMSTimerPacer(period: period)
+        _ = pacer.start(now: tick(0), refreshIndex: 0)
+        #expect(pacer.frameSubmitted(now: tick(0) + Nanoseconds(2_000_000)) == .setMode)
+        pacer.callbackReturned()
+        let event = pacer.timerFired(now: tick(1), refreshIndex: 1).event
+        #expect(event?.targetTimestamp == tick(2))
+        #expect(pacer.frameSubmitted(now: tick(1) + Nanoseconds(2_000_000)) == .hold(discarding: nil))
+        #expect(pacer.renderTime.estimate == Nanoseconds(2_000_000))
+        pacer.callbackReturned()
+        // Long after, outside any callback: no 89-period sample, held for the tick after the last.
+        #expect(pacer.timerFired(now: tick(2), refreshIndex: 2).flipHeld)
+        pacer.callbackReturned()
+        _ = pacer.flipCompleted(at: tick(2), now: tick(2))
+        let action = pacer.frameSubmitted(now: tick(2) + Nanoseconds(period.value / 2))
+        #expect(action == .hold(discarding: nil))
+        #expect(pacer.renderTime.estimate == Nanoseconds(2_000_000))
     }
 }
