@@ -278,7 +278,11 @@ public struct KMSTimerPacer: Sendable {
     public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
         let current = aimedPeriod(at: now)
         if isModeSet, inCallback {
-            renderTime.record(Nanoseconds(min((now - callbackStart).value, period.value * KMSTimerPacer.longestPlannedFrame)))
+            // Once per tick the frame was planned over: the estimate decays with time, as it does
+            // where a frame comes every tick, not more slowly because a slow frame made them rarer.
+            let sample = Nanoseconds(min((now - callbackStart).value, period.value * KMSTimerPacer.longestPlannedFrame))
+            let ticks = min(max(1, callbackTarget &- (lastTick ?? 0)), UInt64(KMSTimerPacer.longestPlannedFrame))
+            for _ in 0..<ticks { renderTime.record(sample) }
         }
         let target = inCallback ? callbackTarget : (lastTick ?? 0) + 1
         inCallback = false

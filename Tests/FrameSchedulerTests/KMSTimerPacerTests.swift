@@ -215,6 +215,12 @@ struct KMSTimerPacerTests {
                 #expect(b.missedFrames == Int((b.timestamp - a.timestamp).value / period.value) - 1)
             }
             #expect(Set(h.flipPeriods).count == h.flipPeriods.count, "two flips in one period: \(h.flipPeriods)")
+            // The same from the flips' times alone: a flip counts for the period its time plus at
+            // most a quarter period is in, so flips two apart are more than ¾ period apart.
+            let flips = Array(h.submissions.dropFirst())
+            for i in flips.indices.dropLast(2) {
+                #expect(flips[i + 2] - flips[i] > Nanoseconds(period.value * 3 / 4), "flips \(i) and \(i + 2)")
+            }
             // No frame is shown more than the largest wake allowance before its target (frame 0
             // sets the mode at once).
             for f in h.frames.dropFirst() {
