@@ -467,11 +467,13 @@ extension KMSFrameScheduler {
     /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the render time
     /// learned (with its margin) and less how late the timer has been waking (``wakeAllowance``).
     /// Nil: start now (throughput; nothing learned yet; a flip pending or a frame held, whose
-    /// successor is late already; or the start is not later than ``minimumDelay`` from now). The
+    /// successor is late already; a render budget over half a period, for which waiting gains
+    /// less than half a period and a wake-up later than its allowance costs the frame, as llvmpipe
+    /// under emulation showed; or the start is not later than ``minimumDelay`` from now). The
     /// shell calls ``callbackStarted(at:plannedFor:)`` when it runs it.
     public func plannedStart(for event: RefreshEvent, now: MonotonicInstant) -> MonotonicInstant? {
         guard latency == .lowLatency, flipping == nil, held == nil, let deadline = event.deadline,
-            let budget = renderTime.budget
+            let budget = renderTime.budget, budget.value <= period.value / 2
         else { return nil }
         let start = deadline.time - budget - wakeAllowance
         return start > now + KMSFrameScheduler.minimumDelay ? start : nil

@@ -1,0 +1,179 @@
+import DisplayLinkCore
+import FrameSchedulers
+import PropertyBased
+import Testing
+
+@Suite("KMS: the low-latency policy")
+@MainActor
+struct KMSLowLatencyTests {
+    static let ms: Int64 = 1_000_000
+
+    @Test("callbacks start at the deadline less the render time and its margin, and the frames still make their targets")
+    func startsLate() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.start()
+        h.run(callbacks: 40)
+        #expect(h.violations.isEmpty)
+        // From the second callback (the render time known): the driver's latch (1 ms) and the
+        // budget (2 ms drawing + 1 ms margin) before the target.
+        #expect(h.frames[0].renderEstimate == nil)
+        for k in 2..<h.frames.count - 1 {
+            let frame = h.frames[k]
+            #expect(frame.deadline?.provenance == .prior, "callback \(k)")
+            // The render time the frames carry, through the link: the 2 ms drawn.
+            #expect(frame.renderEstimate == Nanoseconds(2 * Self.ms), "callback \(k)")
+            #expect(h.callbackStarts[k] == frame.targetTimestamp - Nanoseconds(4 * Self.ms), "callback \(k)")
+            #expect(h.presented[frame.refreshIndex]?.time == frame.targetTimestamp, "callback \(k)")
+        }
+    }
+
+    @Test(
+        """
+        a program drawing for 10 ms (a budget of 11 ms, over half the 16.7 ms period) starts every callback at once, as under \
+        throughput; one drawing for 6 ms is planned late
+        """)
+    func slowProgramStartsAtOnce() {
+        for (render, planned) in [(10 * Self.ms, false), (6 * Self.ms, true)] {
+            let h = KMSHarness()
+            h.scheduler.latency = .lowLatency
+            h.renderTime = { _ in Nanoseconds(render) }
+            h.start()
+            h.run(callbacks: 30)
+            #expect(h.violations.isEmpty)
+            #expect(h.plannedStarts.isEmpty != planned, "render \(render)")
+            #expect(h.lateFrames(from: 2).isEmpty, "render \(render)")
+        }
+    }
+
+    @Test(
+        """
+        a timer that wakes 0.5 ms late once (callback 10): that lateness is learned at once, so callback 11 starts 4.5 ms before \
+        its target, and callback 12 later again by a sixteenth of it; every frame on time
+        """)
+    func lateWakeLearned() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.wakeDelay = { $0 == 10 ? Nanoseconds(Self.ms / 2) : .zero }
+        h.start()
+        h.run(callbacks: 30)
+        #expect(h.violations.isEmpty)
+        #expect(h.callbackStarts[10] == h.frames[10].targetTimestamp - Nanoseconds(7 * Self.ms / 2))
+        #expect(h.callbackStarts[11] == h.frames[11].targetTimestamp - Nanoseconds(9 * Self.ms / 2))
+        #expect(h.callbackStarts[12] == h.frames[12].targetTimestamp - Nanoseconds(9 * Self.ms / 2 - Self.ms / 32))
+        for k in 10..<h.frames.count - 1 {
+            #expect(h.presented[h.frames[k].refreshIndex]?.time == h.frames[k].targetTimestamp, "callback \(k)")
+        }
+    }
+
+    @Test(
+        """
+        misses do not compound: one frame that takes 20 ms (callback 10) misses its target, and every other frame is shown at its \
+        target: two frames in flight after the miss, then one again and starts planned late again
+        """)
+    func missesDoNotCompound() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.renderTime = { $0 == 10 ? Nanoseconds(20 * Self.ms) : Nanoseconds(2 * Self.ms) }
+        h.start()
+        h.run(callbacks: 200)
+        #expect(h.violations.isEmpty)
+        #expect(h.lateFrames(from: 2) == [10])
+        #expect(h.frames[11].renderEstimate == Nanoseconds(20 * Self.ms))
+        #expect(h.depths[9] == 1 && h.depths[10] == 2 && h.depths.last == 1)
+        // Two frames in flight after the miss (``FlipPipeline``), back to one and to planned starts
+        // after 120 fast frames.
+        #expect(h.plannedStarts.keys.contains { $0 > 10 + FlipPipeline.fastFramesToReturn })
+    }
+
+    @Test(
+        """
+        low latency, any render times (0.2–30 ms) and timer lateness (0–20 ms): the link's frames keep the harness's rules, every \
+        deadline is at or before its target, and a planned start is its deadline less the render estimate, the margin and the \
+        timer's learned lateness (at most half a period)
+        """)
+    func lowLatencyProperties() async {
+        await propertyCheck(
+            count: 150, input: Gen.int64(in: 200_000...(30 * Self.ms)).array(of: 1...40),
+            Gen.int64(in: 0...(20 * Self.ms)).array(of: 1...40)
+        ) { renders, wakes in
+            let h = KMSHarness()
+            h.scheduler.latency = .lowLatency
+            h.renderTime = { Nanoseconds(renders[$0 % renders.count]) }
+            h.wakeDelay = { Nanoseconds(wakes[$0 % wakes.count]) }
+            h.start()
+            h.run(callbacks: 80)
+            #expect(h.violations.isEmpty, "\(h.violations.prefix(3))")
+            for (k, frame) in h.frames.enumerated() {
+                guard let deadline = frame.deadline else { continue }
+                #expect(deadline.time <= frame.targetTimestamp, "callback \(k)")
+            }
+            for (k, event) in h.events.enumerated() {
+                guard let start = h.plannedStarts[k], let with = h.plannedWith[k] else { continue }
+                guard let deadline = event.deadline, let estimate = event.renderEstimate else {
+                    Issue.record("callback \(k): planned without a deadline or a render estimate")
+                    continue
+                }
+                // Exactly the deadline less the budget (estimate and margin) and the wake-up
+                // allowance, which is at most half a period.
+                #expect(with.budget == estimate + Nanoseconds(Self.ms), "callback \(k)")
+                #expect(with.allowance.value <= h.period.value / 2, "callback \(k)")
+                #expect(with.budget.value <= h.period.value / 2, "callback \(k): planned with a budget over half a period")
+                #expect(start == deadline.time - with.budget - with.allowance, "callback \(k)")
+            }
+        }
+    }
+
+    @Test(
+        """
+        a timer that wakes 14 ms late once (callback 10, a stall): that frame misses; once starts are planned again the allowance \
+        for late wake-ups is half a period, not 14 ms (which would leave no start to plan and the lateness no sample to decay \
+        by), and it decays; no other frame is late
+        """)
+    func stalledWakeCapped() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.wakeDelay = { $0 == 10 ? Nanoseconds(14 * Self.ms) : .zero }
+        h.start()
+        h.run(callbacks: 240)
+        #expect(h.violations.isEmpty)
+        // Frame 10 misses (two frames in flight, no planned starts, for 120 fast frames); planning
+        // resumes with the allowance at half a period, and it decays.
+        let resumed = h.plannedStarts.keys.filter { $0 > 10 }.sorted()
+        #expect(resumed.count > 60)
+        if let first = resumed.first { #expect(h.plannedWith[first]?.allowance == Nanoseconds(h.period.value / 2)) }
+        #expect(h.scheduler.wakeAllowance < Nanoseconds(Self.ms))
+        #expect(h.lateFrames(from: 2) == [10])
+    }
+
+    @Test("a renderer whose budget does not fit before the deadline starts at once, as under throughput")
+    func slowStartsAtOnce() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.renderTime = { _ in Nanoseconds(15 * Self.ms) }
+        h.start()
+        h.run(callbacks: 30)
+        #expect(h.violations.isEmpty)
+        for k in 2..<h.frames.count { #expect(h.callbackStarts[k] == h.frames[k].timestamp, "callback \(k)") }
+    }
+
+    @Test("the learner with a prior: the prior until a frame misses at it, then the bracket; less when a frame made it with less")
+    func priorThenBracket() {
+        var learner = SubmitDeadlineLearner()
+        learner.prior = Nanoseconds(Self.ms)
+        #expect(learner.lead?.lead == Nanoseconds(Self.ms) && learner.lead?.provenance == .prior)
+        let p = Nanoseconds(16_666_667)
+        let target = MonotonicInstant(nanoseconds: 1_000 * Self.ms)
+        // Made with 10 ms to spare: the prior still plans (nothing was tried at it).
+        learner.record(submitted: target - Nanoseconds(10 * Self.ms), target: target, presented: target, period: p)
+        #expect(learner.lead?.lead == Nanoseconds(Self.ms) && learner.lead?.provenance == .prior)
+        // Missed with 2 ms to spare: the latch is later than assumed; the middle of 2 and 10 ms.
+        learner.record(submitted: target - Nanoseconds(2 * Self.ms), target: target, presented: target + p, period: p)
+        #expect(learner.lead?.lead == Nanoseconds(6 * Self.ms) && learner.lead?.provenance == .bracketed)
+        // Another learner: made with half a millisecond to spare, under the prior: proven.
+        var proven = SubmitDeadlineLearner()
+        proven.prior = Nanoseconds(Self.ms)
+        proven.record(submitted: target - Nanoseconds(Self.ms / 2), target: target, presented: target, period: p)
+        #expect(proven.lead?.lead == Nanoseconds(Self.ms / 2) && proven.lead?.provenance == .sufficient)
+    }
+}
