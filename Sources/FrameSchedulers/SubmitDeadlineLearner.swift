@@ -45,8 +45,11 @@ public struct SubmitDeadlineLearner: Sendable {
     /// The longest lead known to miss, kept after it leaves the window (nil: none, or a frame made
     /// its target with a lead at or below it since).
     private var floor: Int64?
-    /// The leads seen too late without a miss.
+    /// The leads seen too late without a miss, and the outcomes recorded since the last: after a
+    /// window of outcomes without one (a compositor that stopped calling back before it shows),
+    /// they are forgotten.
     private var tooLate = RecentMedian()
+    private var outcomesSinceTooLate = 0
 
     public init() {
         outcomes = OutcomeRing()
@@ -55,9 +58,10 @@ public struct SubmitDeadlineLearner: Sendable {
     /// A frame submitted at `submitted` for `target` was presented at `presented`; `period` is the
     /// display's. It made its target when presented less than half a period after it (a
     /// presentation a whole period or more later missed it). A presentation later than that but
-    /// off the refresh grid (more than an eighth of a period from a whole number of periods after
-    /// the target) was delayed by the compositor, not by its latch (mutter once showed a frame
-    /// 13.8 ms late): it teaches nothing. A submission after its target counts as one at it: vkms, its
+    /// less than seven eighths of a period late was delayed by the compositor, not by its latch,
+    /// which costs whole refreshes (mutter once showed a frame 13.8 ms late): it teaches nothing.
+    /// Anything later is a miss, whatever its phase (a compositor that went idle restarts its
+    /// repaints from the next commit, off the old grid). A submission after its target counts as one at it: vkms, its
     /// vblank handler late under load, still shows a flip queued just after the vblank's
     /// timestamp, but a deadline is never after its target.
     public mutating func record(
@@ -67,19 +71,23 @@ public struct SubmitDeadlineLearner: Sendable {
         let lead = max(0, (target - submitted).value)
         let late = (presented - target).value
         let made = late < period.value / 2
-        if !made, period.value > 0 {
-            let offGrid = late % period.value
-            if offGrid > period.value / 8 && offGrid < period.value - period.value / 8 { return }
-        }
+        if !made, late < period.value - period.value / 8 { return }
         outcomes.add(lead: lead, made: made)
+        outcomesSinceTooLate += 1
+        if outcomesSinceTooLate > SubmitDeadlineLearner.window, tooLate.count > 0 { tooLate = RecentMedian() }
         if made, let floor, lead <= floor { self.floor = nil }
         if let missed = outcomes.longestMissed(below: outcomes.shortestMade) { floor = max(floor ?? missed, missed) }
     }
 
     /// A submission `lead` before a presentation was too late for it, seen without a frame missing
-    /// (the compositor had latched the repaint that showed it): a lower bound, as a miss is.
+    /// (the compositor had latched the repaint that showed it). A lead at least as long as one that
+    /// made its target contradicts that (a callback for another output's repaint, a compositor that
+    /// calls back before it latches) and is not counted; and the prior planned with is never
+    /// longer than a lead that made it (see ``lead``).
     public mutating func recordTooLate(lead: Nanoseconds) {
-        tooLate.append(max(0, lead.value))
+        guard lead.value > 0, outcomes.shortestMade.map({ lead.value < $0 }) ?? true else { return }
+        tooLate.append(lead.value)
+        outcomesSinceTooLate = 0
     }
 
     /// Whether anything was recorded since the start or the last ``forgetOutcomes()``.

@@ -63,9 +63,12 @@ extension WaylandRefreshScheduler {
                 deadlines.record(submitted: committed, target: target, presented: time, period: period)
             }
             // Called back before it was shown: the compositor had latched the repaint that showed
-            // it (weston and kwin call back when they latch), so a commit at the callback was
-            // already too late for that presentation.
-            if entry.committed != nil, let calledBack = entry.calledBack, calledBack < time {
+            // it (weston calls back when it latches, kwin after; a callback after the latch only
+            // makes the lead shorter), so a commit at the callback was already too late for that
+            // presentation. A callback within a millisecond of the commit says nothing of a latch.
+            if let committed = entry.committed, let calledBack = entry.calledBack, calledBack < time,
+                calledBack - committed >= WaylandRefreshScheduler.callbackAfterCommitMinimum
+            {
                 deadlines.recordTooLate(lead: time - calledBack)
             }
         }

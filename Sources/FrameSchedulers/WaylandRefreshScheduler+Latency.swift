@@ -2,14 +2,16 @@ import DisplayLinkCore
 
 /// Low latency on Wayland: a callback starts as late as its frame can still be committed for its
 /// target, its deadline less the program's learned render time, instead of when the frame event
-/// arrives (which on weston, mutter and kwin is just after the compositor latched its repaint, a
-/// whole period before the next one it can show).
+/// arrives (on weston and kwin just after the compositor latched its repaint, on mutter after the
+/// presentation: in each case about a period before the next repaint it can show).
 extension WaylandRefreshScheduler {
     /// The lead assumed before the compositor's latch is learned: weston's default repaint window
     /// is 7 ms before the presentation, and mutter and kwin latch later.
     public static let latchPrior = Nanoseconds(8_000_000)
     /// A start planned closer than this to now starts now (a timer costs more than it gains).
     public static let minimumDelay = Nanoseconds(500_000)
+    /// A frame callback this soon after its commit says nothing about the compositor's latch.
+    public static let callbackAfterCommitMinimum = Nanoseconds(1_000_000)
     /// The least time allowed for the timer to wake late (``wakeLateness`` when it is more): a
     /// wake-up 2–4 ms late comes about once in 600 frames on an idle machine (the main queue busy
     /// with the frame before's presentation), and one that misses the latch costs, with FIFO,
@@ -20,7 +22,8 @@ extension WaylandRefreshScheduler {
     /// deadline less the render time learned (with its margin) and less how late the shell's
     /// timer may wake (``wakeLateness``, at least ``minimumWakeAllowance``). Nil: start now (throughput; a timer
     /// tick; the period, the render time or any outcome of a frame not learned yet, so the
-    /// first frames, shown in time, bound the latch before the prior is tried; or the start is not
+    /// first frames start at their frame events and the first feedback can say the prior is too
+    /// short before it is planned with; or the start is not
     /// ``minimumDelay`` away). The shell calls ``callbackStarted(at:plannedFor:)`` when it runs the callback.
     public func plannedStart(for refresh: Refresh, now: MonotonicInstant) -> MonotonicInstant? {
         guard latency == .lowLatency, refresh.event.provenance != .timerFallback, !isStalled, isPeriodMeasured,
