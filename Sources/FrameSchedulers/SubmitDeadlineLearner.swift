@@ -61,9 +61,9 @@ public struct SubmitDeadlineLearner: Sendable {
     /// less than seven eighths of a period late was delayed by the compositor, not by its latch,
     /// which costs whole refreshes (mutter once showed a frame 13.8 ms late): it teaches nothing.
     /// Anything later is a miss, whatever its phase (a compositor that went idle restarts its
-    /// repaints from the next commit, off the old grid). A submission after its target counts as one at it: vkms, its
-    /// vblank handler late under load, still shows a flip queued just after the vblank's
-    /// timestamp, but a deadline is never after its target.
+    /// repaints from the next commit, off the old grid). A submission after its target counts as
+    /// one at it: vkms, its vblank handler late under load, still shows a flip queued just after
+    /// the vblank's timestamp, but a deadline is never after its target.
     public mutating func record(
         submitted: MonotonicInstant, target: MonotonicInstant, presented: MonotonicInstant,
         period: Nanoseconds

@@ -20,7 +20,7 @@ extension WaylandRefreshScheduler {
         if outstandingAfterRelease { releaseTarget = nil }
         outstandingAfterRelease = false
         if let request = outstandingRequestIndex {
-            for index in slots.indices where slots[index].inUse && slots[index].refreshIndex == request {
+            if let index = slots.firstIndex(where: { $0.inUse && $0.refreshIndex == request }) {
                 slots[index].calledBack = arrival
             }
         }

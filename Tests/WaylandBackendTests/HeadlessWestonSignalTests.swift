@@ -13,7 +13,7 @@ struct HeadlessWestonSignalTests {
         let weston = try HeadlessWeston()
         let line = "probe-weston-ready \(weston.pid)\n"
         _ = line.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
-        sleep(120)
+        sleep(120)  // the test below kills this process long before; not a wait for anything
     }
 
     @Test("stopOnTerminationSignals: SIGTERM to the process stops its private weston before it dies", .enabled(if: !isWestonSignalProbe))
