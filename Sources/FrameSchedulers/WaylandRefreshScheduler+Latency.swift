@@ -61,30 +61,42 @@ extension WaylandRefreshScheduler {
     ///   shown, and is predicted that frame's refresh, which FIFO gives to the frame before: it
     ///   is shown a refresh after its target.
     ///
-    /// So the target moves earlier by whole periods while the refresh before it is after `now`,
-    /// `timestamp` and the last refresh's target (a refresh that drew nothing still commits for its
-    /// target, with a FIFO barrier), after every committed frame still waiting, and
-    /// its deadline leaves the render budget and ``minimumWakeAllowance`` from now; then later by
-    /// whole periods until it is after every committed frame still waiting.
+    /// So, once the period is measured, the target moves earlier by whole periods while the refresh
+    /// before it is after `now`, `timestamp` and the last refresh's target (a refresh that drew
+    /// nothing still commits for its target, with a FIFO barrier), after every committed frame
+    /// still waiting, and its deadline leaves the render budget and ``minimumWakeAllowance`` from
+    /// now; then later by whole periods until it is after every committed frame still waiting.
+    ///
+    /// And from the first refresh on, a target whose deadline a frame started now cannot make
+    /// moves later by whole periods until it can: the depth is learned from what frames made, and
+    /// under low latency not from a miss (its lead is the deadline's to learn), so nothing else
+    /// corrects a depth one short. kwin taught one at start-up: it reported its first frame's
+    /// presentation before the vblank and before calling back for the next frame, which then
+    /// made the refresh after the reported one, one period from it; later frames, called back
+    /// just before their predecessor's vblank, need two.
     func reachableTarget(from predicted: MonotonicInstant, now: MonotonicInstant, timestamp: MonotonicInstant) -> MonotonicInstant {
-        guard isPeriodMeasured else { return predicted }
+        guard let budget = renderTime.budget, let lead = deadlines.lead?.lead else { return predicted }
         let p = period
+        var target = predicted
+        // The earliest target whose deadline (target − lead) a frame started now still makes.
+        let earliestAtOnce = now + budget + lead
+        if target < earliestAtOnce {
+            target = target + p * Int(((earliestAtOnce - target).value + p.value - 1) / p.value)
+        }
+        guard isPeriodMeasured else { return target }
         let half = Nanoseconds(p.value / 2)
         var waiting: MonotonicInstant?
         for slot in slots where slot.inUse && slot.committed != nil {
             if let target = slot.target { waiting = max(waiting ?? target, target) }
         }
-        var target = predicted
-        if let budget = renderTime.budget, let lead = deadlines.lead?.lead {
-            // The earliest target whose deadline (target − lead) a frame started now still makes.
-            let earliestReachable = now + budget + WaylandRefreshScheduler.minimumWakeAllowance + lead
-            while true {
-                let earlier = target - p
-                guard earlier > now, earlier > timestamp, lastTarget.map({ earlier > $0 + half }) ?? true,
-                    waiting.map({ earlier > $0 + half }) ?? true, earlier >= earliestReachable
-                else { break }
-                target = earlier
-            }
+        // The same for a start planned with the allowance for a late wake-up.
+        let earliestPlanned = earliestAtOnce + WaylandRefreshScheduler.minimumWakeAllowance
+        while true {
+            let earlier = target - p
+            guard earlier > now, earlier > timestamp, lastTarget.map({ earlier > $0 + half }) ?? true,
+                waiting.map({ earlier > $0 + half }) ?? true, earlier >= earliestPlanned
+            else { break }
+            target = earlier
         }
         if let waiting, target < waiting + half {
             // Whole periods past the waiting frame's refresh (on the same rhythm, to within half a period).
