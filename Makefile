@@ -193,22 +193,25 @@ bench-peers: deps
 	@Benchmarks/Scripts/peers-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" $(PEERS_SECONDS)
 
 # Latency (issue 25): callback-to-presentation time of the bounce scene (250x250, no HUD, release
-# build, LATENCY_SECONDS per run) in throughput and low-latency (--low-latency) modes side by side,
-# quiet, on weston 10 (host), weston 16, mutter 50 and kwin 6.7 (Debian forky root), with the naive
-# peer (60 views, paced by its swap; latency from wp_presentation) on each, and on vkms in the VM
-# (640x480, LATENCY_VM_FRAMES frames per mode, one boot): median and p99 latency from frame 3 on,
-# missed frames per 1000, median |target − presented|, low latency's median over throughput's;
-# then the first ten frames of the low-latency run on weston 16
-# (Benchmarks/Scripts/latency-table; reports in out/bench-latency/). Figures only: fails only when a
-# run itself fails.
+# build) in throughput and low-latency (--latency low) modes side by side, quiet, on weston 10
+# (host), weston 16, mutter 50 and kwin 6.7 (Debian forky root), and on vkms in the VM (640x480):
+# on each compositor, in one session of it, and in one boot of the VM, LATENCY_BLOCKS blocks of
+# each mode alternating A B B A (LATENCY_SECONDS a block on a compositor, LATENCY_VM_FRAMES frames
+# a block in the VM), so both modes meet the same conditions; with the naive peer (60 views, paced
+# by its swap; latency from wp_presentation) on each compositor. Per mode: median and p99 latency
+# from frame 3 of each block on, missed frames per 1000 (and per block), median |target −
+# presented|, low latency's median over throughput's; then the first ten frames of a low-latency
+# block on weston 16 (Benchmarks/Scripts/latency-table; reports in out/bench-latency/). Figures
+# only: fails only when a run itself fails.
 .PHONY: bench-latency
 LATENCY_SECONDS ?= 10
-LATENCY_VM_FRAMES ?= 600
+LATENCY_VM_FRAMES ?= 300
+LATENCY_BLOCKS ?= 4
 bench-latency: deps $(NAIVE_PEER)
 	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)
 	@# The binary from the build directory BUILD_FLAGS selects (e.g. --scratch-path).
 	@Benchmarks/Scripts/latency-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" \
-	  $(LATENCY_SECONDS) $(LATENCY_VM_FRAMES) $(NAIVE_PEER)
+	  $(LATENCY_SECONDS) $(LATENCY_VM_FRAMES) $(NAIVE_PEER) $(LATENCY_BLOCKS)
 
 # Input to photon (issue 27) on weston 16: the demo's follow scene (release build) in throughput
 # and low-latency modes, each on its own weston 16 (forky root) with the VNC backend, whose pointer
