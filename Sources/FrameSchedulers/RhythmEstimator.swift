@@ -173,15 +173,30 @@ public struct RhythmEstimator: Sendable {
         return MonotonicInstant(nanoseconds: latest.nanoseconds &+ (elapsed / p) * p)
     }
 
-    /// `latest + depth·period`, moved by whole periods past `now` and `timestamp`; the depth is
-    /// the learned one, else `pendingFrames + 1` (at most 3). Without any presentation: the
-    /// floor plus the same number of periods.
+    /// The newest vblank known to have happened at `now`: the latest presentation, or, when that
+    /// is reported ahead of `now`, the last vblank on its rhythm at or before `now`. Depths count
+    /// from it (the shell files it as a feedback's `knownAtDraw`). kwin reports a frame's
+    /// presentation up to a millisecond before its vblank, with the next frame callback (its first
+    /// frame's always); counted from the reported vblank, that next frame's depth is one less than
+    /// that of frames called back, as usual, just before their predecessor's vblank.
+    func latestVblank(at now: MonotonicInstant) -> MonotonicInstant? {
+        guard let latest = timeline.latest else { return nil }
+        let p = period.value
+        let (ahead, overflow) = latest.nanoseconds.subtractingReportingOverflow(now.nanoseconds)
+        guard !overflow, ahead > 0, p > 0 else { return latest }
+        let back = (ahead + p - 1) / p
+        return MonotonicInstant(nanoseconds: latest.nanoseconds &- back &* p)
+    }
+
+    /// ``latestVblank(at:)`` + depth·period, moved by whole periods past `now` and `timestamp`;
+    /// the depth is the learned one, else `pendingFrames + 1` (at most 3). Without any
+    /// presentation: the floor plus the same number of periods.
     func predictTarget(now: MonotonicInstant, timestamp: MonotonicInstant, pendingFrames: Int) -> MonotonicInstant {
         let p = period
         let floor = max(now, timestamp)
         let depth = Int64(learnedDepth ?? min(pendingFrames + 1, 3))
         let ahead = Nanoseconds(p.value.multipliedReportingOverflow(by: depth).partialValue)
-        guard let latest = timeline.latest else { return saturatingAdd(floor, ahead) }
+        guard let latest = latestVblank(at: now) else { return saturatingAdd(floor, ahead) }
         var target = saturatingAdd(latest, ahead)
         if target <= floor {
             let (gap, overflow) = floor.nanoseconds.subtractingReportingOverflow(target.nanoseconds)

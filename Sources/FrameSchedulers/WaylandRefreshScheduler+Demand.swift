@@ -63,7 +63,7 @@ extension WaylandRefreshScheduler {
         let steps = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
         return makeRefresh(
             timestamp: timestamp, steps: steps, target: saturatingAdd(timestamp, period),
-            provenance: .frameCallbackEstimate, followsStall: false, stride: 1)
+            provenance: .frameCallbackEstimate, followsStall: false, stride: 1, now: now)
     }
 
     // MARK: Suspension

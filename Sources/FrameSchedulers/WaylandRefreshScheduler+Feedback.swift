@@ -101,15 +101,16 @@ extension WaylandRefreshScheduler {
 
     // MARK: Slots
 
-    /// Files a feedback request for the frame of refresh `refreshIndex` and returns its slot. When
+    /// Files a feedback request for the frame of refresh `refreshIndex`, made at `now`, and returns its slot. When
     /// every slot is taken (the compositor loses feedback), the oldest request is given up: the
     /// shell destroys its proxy and reuses the slot.
     mutating func fileFeedback(
-        refreshIndex: UInt64, target: MonotonicInstant, commitTarget: MonotonicInstant?, stride: Int
+        refreshIndex: UInt64, target: MonotonicInstant, commitTarget: MonotonicInstant?, stride: Int,
+        now: MonotonicInstant
     ) -> Int {
         let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
         slots[slot] = Slot(
-            inUse: true, refreshIndex: refreshIndex, knownAtDraw: timeline.latest,
+            inUse: true, refreshIndex: refreshIndex, knownAtDraw: rhythm.latestVblank(at: now),
             commitTarget: commitTarget, stride: stride,
             extraPeriods: extraPeriods(forStride: stride), target: target)
         return slot

@@ -68,12 +68,12 @@ extension WaylandRefreshScheduler {
     /// now; then later by whole periods until it is after every committed frame still waiting.
     ///
     /// And from the first refresh on, a target whose deadline a frame started now cannot make
-    /// moves later by whole periods until it can: the depth is learned from what frames made, and
-    /// under low latency not from a miss (its lead is the deadline's to learn), so nothing else
-    /// corrects a depth one short. kwin taught one at start-up: it reported its first frame's
-    /// presentation before the vblank and before calling back for the next frame, which then
-    /// made the refresh after the reported one, one period from it; later frames, called back
-    /// just before their predecessor's vblank, need two.
+    /// moves later by whole periods until it can. The depth is learned from what frames made, and
+    /// under low latency not from a miss (its lead is the deadline's to learn), so a depth one
+    /// short is otherwise never corrected: every frame then misses, and the waiting frame, whose
+    /// target is one short too, moves nothing. A compositor whose frame callbacks move from after
+    /// the presentation to just before it (kwin's first frames) teaches one before the period is
+    /// measured.
     func reachableTarget(from predicted: MonotonicInstant, now: MonotonicInstant, timestamp: MonotonicInstant) -> MonotonicInstant {
         guard let budget = renderTime.budget, let lead = deadlines.lead?.lead else { return predicted }
         let p = period

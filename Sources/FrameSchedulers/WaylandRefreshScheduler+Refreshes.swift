@@ -109,12 +109,13 @@ extension WaylandRefreshScheduler {
         defer { if !keepAnchor { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) } }
         return makeRefresh(
             timestamp: timestamp, steps: steps, target: target,
-            provenance: provenance, followsStall: followsStall, stride: stride)
+            provenance: provenance, followsStall: followsStall, stride: stride, now: arrival)
     }
 
+    /// The refresh made at `now`.
     mutating func makeRefresh(
         timestamp: MonotonicInstant, steps: UInt64, target: MonotonicInstant,
-        provenance: TimestampProvenance, followsStall: Bool, stride: Int
+        provenance: TimestampProvenance, followsStall: Bool, stride: Int, now: MonotonicInstant
     ) -> Refresh {
         lastTimestamp = timestamp
         lastTarget = target
@@ -138,7 +139,8 @@ extension WaylandRefreshScheduler {
             outstandingCommitApplied = false
             outstandingStride = stride
             if configuration.usesPresentation {
-                feedbackSlot = fileFeedback(refreshIndex: index, target: target, commitTarget: commitTarget, stride: stride)
+                feedbackSlot = fileFeedback(
+                    refreshIndex: index, target: target, commitTarget: commitTarget, stride: stride, now: now)
             }
         }
         let event = RefreshEvent(

@@ -42,7 +42,7 @@ extension WaylandRefreshScheduler {
             makeRefresh(
                 timestamp: timestamp, steps: steps,
                 target: saturatingAdd(timestamp, period), provenance: .timerFallback,
-                followsStall: false, stride: 1))
+                followsStall: false, stride: 1, now: now))
     }
 
     /// The connection failed: nothing is outstanding, and nothing more happens.
