@@ -175,7 +175,7 @@ public struct RhythmEstimator: Sendable {
 
     /// The newest vblank known to have happened at `now`: the latest presentation, or, when that
     /// is reported ahead of `now`, the last vblank on its rhythm at or before `now`. Depths count
-    /// from it (the shell files it as a feedback's `knownAtDraw`). kwin reports a frame's
+    /// from it (``WaylandRefreshScheduler`` files it with each feedback request). kwin reports a frame's
     /// presentation up to a millisecond before its vblank, with the next frame callback (its first
     /// frame's always); counted from the reported vblank, that next frame's depth is one less than
     /// that of frames called back, as usual, just before their predecessor's vblank.
@@ -183,8 +183,8 @@ public struct RhythmEstimator: Sendable {
         guard let latest = timeline.latest else { return nil }
         let p = period.value
         let (ahead, overflow) = latest.nanoseconds.subtractingReportingOverflow(now.nanoseconds)
-        guard !overflow, ahead > 0, p > 0 else { return latest }
-        let back = (ahead + p - 1) / p
+        guard !overflow, ahead > 0 else { return latest }
+        let back = (ahead - 1) / p + 1
         return MonotonicInstant(nanoseconds: latest.nanoseconds &- back &* p)
     }
 

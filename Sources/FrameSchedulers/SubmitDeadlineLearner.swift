@@ -121,6 +121,14 @@ public struct SubmitDeadlineLearner: Sendable {
         return max(missed ?? floor, floor)
     }
 
+    /// The longest lead known to be too short: the longer of ``insufficientLead`` and the median
+    /// lead seen too late (nil: neither). A submission later than a target less this lead misses it.
+    public var tooShortLead: Nanoseconds? {
+        let missed = insufficientLead?.value
+        guard tooLate.count > 0 else { return missed.map(Nanoseconds.init) }
+        return Nanoseconds(max(missed ?? 0, tooLate.median))
+    }
+
     /// The lead to plan with, and what it rests on (nil: nothing made its target yet).
     public var lead: (lead: Nanoseconds, provenance: FrameDeadline.Provenance)? {
         let sufficient = outcomes.shortestMade

@@ -67,30 +67,33 @@ extension WaylandRefreshScheduler {
     /// still waiting, and its deadline leaves the render budget and ``minimumWakeAllowance`` from
     /// now; then later by whole periods until it is after every committed frame still waiting.
     ///
-    /// And from the first refresh on, a target whose deadline a frame started now cannot make
-    /// moves later by whole periods until it can. The depth is learned from what frames made, and
-    /// under low latency not from a miss (its lead is the deadline's to learn), so a depth one
-    /// short is otherwise never corrected: every frame then misses, and the waiting frame, whose
-    /// target is one short too, moves nothing. A compositor whose frame callbacks move from after
-    /// the presentation to just before it (kwin's first frames) teaches one before the period is
-    /// measured.
+    /// And a target that a frame started now is sure to miss moves one period later: when the
+    /// frame, ready after the render estimate, is submitted after the target less the longest lead
+    /// known to be too short (``SubmitDeadlineLearner/tooShortLead``; none known: 0). The depth
+    /// is learned from what frames made, and under low latency not from a miss (its lead is the
+    /// deadline's to learn), so a depth one short is otherwise never corrected: every frame then
+    /// misses, and the waiting frame, whose target is one short too, moves nothing. A compositor
+    /// whose frame callbacks move from after the presentation to just before it teaches one
+    /// before the period is measured. Only leads known to be too short count, not the 8 ms prior
+    /// (an assumption: mutter, which calls back just after a presentation, latches about 2 ms
+    /// before the next, so a frame drawn in 8 ms still makes it); and only one period (a
+    /// render-time spike, which the estimate keeps for a while, is no depth). Not for a render
+    /// estimate of a period or more, nor before one frame's render time is known.
     func reachableTarget(from predicted: MonotonicInstant, now: MonotonicInstant, timestamp: MonotonicInstant) -> MonotonicInstant {
-        guard let budget = renderTime.budget, let lead = deadlines.lead?.lead else { return predicted }
         let p = period
         var target = predicted
-        // The earliest target whose deadline (target − lead) a frame started now still makes.
-        let earliestAtOnce = now + budget + lead
-        if target < earliestAtOnce {
-            target = target + p * Int(((earliestAtOnce - target).value + p.value - 1) / p.value)
+        if let estimate = renderTime.estimate, estimate < p {
+            let tooShort = deadlines.tooShortLead ?? .zero
+            if target < now + estimate + tooShort { target = target + p }
         }
-        guard isPeriodMeasured else { return target }
+        guard isPeriodMeasured, let budget = renderTime.budget, let lead = deadlines.lead?.lead else { return target }
         let half = Nanoseconds(p.value / 2)
         var waiting: MonotonicInstant?
         for slot in slots where slot.inUse && slot.committed != nil {
             if let target = slot.target { waiting = max(waiting ?? target, target) }
         }
-        // The same for a start planned with the allowance for a late wake-up.
-        let earliestPlanned = earliestAtOnce + WaylandRefreshScheduler.minimumWakeAllowance
+        // The earliest target whose deadline (target − lead) a frame started now still makes.
+        let earliestPlanned = now + budget + WaylandRefreshScheduler.minimumWakeAllowance + lead
         while true {
             let earlier = target - p
             guard earlier > now, earlier > timestamp, lastTarget.map({ earlier > $0 + half }) ?? true,
