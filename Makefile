@@ -205,7 +205,7 @@ bench-peers: deps
 # only: fails only when a run itself fails.
 .PHONY: bench-latency
 LATENCY_SECONDS ?= 10
-LATENCY_VM_FRAMES ?= 300
+LATENCY_VM_FRAMES ?= 600
 LATENCY_BLOCKS ?= 4
 bench-latency: deps $(NAIVE_PEER)
 	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)
