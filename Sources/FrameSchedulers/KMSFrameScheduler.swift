@@ -127,6 +127,8 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var callbackBegan = MonotonicInstant.zero
     public private(set) var callbackRefresh: UInt64 = 0
     private var submittedInCallback = false
+    /// The current callback started at a planned start (low latency).
+    private var callbackPlanned = false
     /// The newest timestamp handed out (timestamps never decrease).
     private var lastTimestamp: MonotonicInstant?
     /// A ``SubmitAction/flipAndStartNext`` awaits its ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``.
@@ -195,10 +197,14 @@ public struct KMSFrameScheduler: Sendable {
             isWaitingForEvent = true
             return .setMode
         }
+        // A planned start that ran late (the timer, the deadline) with a frame drawn within half a
+        // period is one miss, the deadline's to learn: a second frame in flight would not have
+        // helped it, and would cost every frame after it a period until 120 fast frames.
+        let lateStart = callbackPlanned && (now - callbackBegan).value <= period.value / 2
         let action = pipeline.frameSubmitted(
             renderTime: now - callbackBegan, period: period,
             flipPending: flipping != nil,
-            missedItsVblank: now > callbackVblank + period)
+            missedItsVblank: now > callbackVblank + period && !lateStart)
         let frame = Frame(refresh: callbackRefresh, expected: callbackExpected)
         switch action {
         case .hold:
@@ -408,6 +414,7 @@ public struct KMSFrameScheduler: Sendable {
         callbackBegan = now
         callbackRefresh = refreshIndex
         submittedInCallback = false
+        callbackPlanned = false
         lastTimestamp = timestamp
     }
 
@@ -440,28 +447,6 @@ extension KMSFrameScheduler {
     }
 }
 
-/// The last few frames' submissions, in a fixed ring (frames in flight are at most two, and a
-/// held frame's predecessor: four is room enough).
-struct SubmissionRing: Sendable {
-    private var entries = [(refresh: UInt64, target: MonotonicInstant, submitted: MonotonicInstant)?](repeating: nil, count: 4)
-    private var next = 0
-
-    mutating func add(refresh: UInt64, target: MonotonicInstant, submitted: MonotonicInstant) {
-        entries[next] = (refresh, target, submitted)
-        next = (next + 1) % entries.count
-    }
-
-    /// The submission of `refresh`, forgotten once taken.
-    mutating func take(refresh: UInt64) -> (target: MonotonicInstant, submitted: MonotonicInstant)? {
-        for i in entries.indices {
-            guard let entry = entries[i], entry.refresh == refresh else { continue }
-            entries[i] = nil
-            return (entry.target, entry.submitted)
-        }
-        return nil
-    }
-}
-
 extension KMSFrameScheduler {
     /// Under `LatencyPolicy.lowLatency`, when the callback for `event` (just made by
     /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the render time
@@ -487,6 +472,7 @@ extension KMSFrameScheduler {
     /// its render time counts from here, and how late the timer woke is learned.
     public mutating func callbackStarted(at time: MonotonicInstant, plannedFor planned: MonotonicInstant) {
         callbackBegan = time
+        callbackPlanned = true
         wakeLateness.record(time - planned)
     }
 }

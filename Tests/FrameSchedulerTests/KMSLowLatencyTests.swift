@@ -68,6 +68,24 @@ struct KMSLowLatencyTests {
 
     @Test(
         """
+        a planned start that wakes 6 ms late (callback 10; 2 ms frames) misses its target and nothing else: one frame in flight \
+        stays (the frame was drawn in 2 ms; a second in flight would cost every later frame a period), and the starts after it \
+        are planned again
+        """)
+    func lateStartKeepsOneFrameInFlight() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.wakeDelay = { $0 == 10 ? Nanoseconds(6 * Self.ms) : .zero }
+        h.start()
+        h.run(callbacks: 40)
+        #expect(h.violations.isEmpty)
+        #expect(h.lateFrames(from: 2) == [10])
+        #expect(h.depths.allSatisfy { $0 == 1 })
+        #expect(h.plannedStarts.keys.contains(12))
+    }
+
+    @Test(
+        """
         misses do not compound: one frame that takes 20 ms (callback 10) misses its target, and every other frame is shown at its \
         target: two frames in flight after the miss, then one again and starts planned late again
         """)

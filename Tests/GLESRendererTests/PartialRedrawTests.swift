@@ -53,6 +53,7 @@ struct PartialRedrawTests {
             let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: context.glesMajorVersion)
             renderer.usesDepthPass = fast
             renderer.usesPartialRedraw = fast
+            renderer.partialRedrawMaximumCoverage = 1  // every region in part: the partial path is what is compared
             renderer.depthPassMinimumOverdraw = 0  // the opaque pass in every frame, however sparse
             return Side(renderer: renderer, scene: makeScene(renderer, fast), hud: HUDOverlay(renderer: renderer), buffers: buffers)
         }
@@ -212,5 +213,34 @@ struct PartialRedrawTests {
         }
         #expect(drawn.first == Int(cache.clip.height))
         #expect(Array(drawn.dropFirst()) == Array(repeating: 7, count: 39))
+    }
+
+    /// A region over most of the surface is redrawn whole, as a fast clear and the same pixels,
+    /// rather than cleared under a scissor (which llvmpipe draws through its fragment shader).
+    @Test(
+        """
+        a rectangle that moves within a quarter of a 100x100 surface (buffer age 1) is redrawn in part; one whose old and new places \
+        span 60 % of it is redrawn whole, unless the largest share redrawn in part is raised to 1; the pixels are the same either way
+        """)
+    func mostOfTheSurfaceIsRedrawnWhole() throws {
+        let target = try OffscreenTarget(width: 100, height: 100)
+        let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+        let layer = renderer.makeLayer()
+        let black = RGBA(0, 0, 0, 1), white = RGBA(1, 1, 1, 1)
+        func draw(_ rect: Rect) -> (Renderer.Damage, [UInt8]) {
+            renderer.beginFrame(width: 100, height: 100, clearColor: black, bufferAge: 1)
+            renderer.addRect(layer, rect, color: white)
+            renderer.endFrame()
+            return (renderer.redrawn, target.pixels())
+        }
+        _ = draw(Rect(x: 0, y: 0, width: 10, height: 10))
+        #expect(draw(Rect(x: 20, y: 20, width: 10, height: 10)).0 == .region(Rect(x: 0, y: 0, width: 30, height: 30)))
+        let (whole, wholePixels) = draw(Rect(x: 50, y: 0, width: 30, height: 100))  // with the old place: 60x100
+        #expect(whole == .full)
+        _ = draw(Rect(x: 20, y: 20, width: 10, height: 10))
+        renderer.partialRedrawMaximumCoverage = 1
+        let (part, partPixels) = draw(Rect(x: 50, y: 0, width: 30, height: 100))
+        #expect(part == .region(Rect(x: 20, y: 0, width: 60, height: 100)))
+        #expect(partPixels == wholePixels)
     }
 }
