@@ -93,7 +93,7 @@ final class VblankPacing: RefreshPacing {
                 (one more period of latency)
                 """)
         } else {
-            DRMDisplay.log.debug("frames in flight 2→1: \(FlipPipeline.fastFramesToReturn) frames in a row drawn within half a period")
+            DRMDisplay.log.debug("frames in flight 2→1: \(FlipPipeline.fastFramesToReturn) frames in a row drawn within three quarters of a period")
         }
     }
 

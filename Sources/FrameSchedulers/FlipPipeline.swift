@@ -13,7 +13,11 @@ import DisplayLinkCore
 /// two periods after `timestamp`). This is GNOME's "dynamic triple buffering", in small:
 /// - one frame in flight to start with;
 /// - two from the first frame that was submitted after the vblank it was meant for had passed;
-/// - back to one after ``fastFramesToReturn`` frames in a row were drawn within half a period.
+/// - back to one after ``fastFramesToReturn`` frames in a row were drawn within three quarters of a
+///   period: with one frame in flight such a frame leaves a quarter for the flip event's delay and
+///   the driver's latch. Half a period is rarely met 120 times in a row where frame times scatter,
+///   as llvmpipe's do under emulation (5 ms typical, a few in a hundred over 8 ms): one miss would
+///   keep two frames in flight, a period more latency, for good.
 public struct FlipPipeline: Sendable {
     public enum Decision: Equatable, Sendable {
         /// Flip now.
@@ -44,8 +48,8 @@ public struct FlipPipeline: Sendable {
         missedItsVblank: Bool
     ) -> Decision {
         if depth == 2 {
-            // Within half a period (renderTime·2 < period, without overflow on any input).
-            fastFrames = renderTime.value <= (period.value &- 1) / 2 ? fastFrames + 1 : 0
+            // Within three quarters of a period (without overflow on any input).
+            fastFrames = renderTime.value <= period.value &- period.value / 4 ? fastFrames + 1 : 0
             if fastFrames >= FlipPipeline.fastFramesToReturn {
                 depth = 1
                 fastFrames = 0

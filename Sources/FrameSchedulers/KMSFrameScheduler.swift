@@ -100,6 +100,8 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var deadlines = SubmitDeadlineLearner()
     /// The program's time from a callback's start to its frame's submission.
     public private(set) var renderTime = RenderTimeEstimator()
+    /// The last frames' render times, for the longest among them (see ``planningBudget``).
+    public private(set) var recentRenderTimes = RecentMedian()
     /// How late the shell's timer runs a planned start, learned by the render time's rule (rises at
     /// once to a later wake-up, decays slowly; no margin): a start planned that much earlier still
     /// submits in time on a host whose timers wake late (a loaded machine, an emulated one).
@@ -190,6 +192,7 @@ public struct KMSFrameScheduler: Sendable {
     public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
         submittedInCallback = true
         renderTime.record(now - callbackBegan)
+        recentRenderTimes.append(max(0, (now - callbackBegan).value))
         if let target = lastTarget { submissions.add(refresh: callbackRefresh, target: target, submitted: now) }
         if !isModeSet {
             isModeSet = true
@@ -449,19 +452,30 @@ extension KMSFrameScheduler {
 
 extension KMSFrameScheduler {
     /// Under `LatencyPolicy.lowLatency`, when the callback for `event` (just made by
-    /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the render time
-    /// learned (with its margin) and less how late the timer has been waking (``wakeAllowance``).
+    /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the
+    /// ``planningBudget`` and less how late the timer has been waking (``wakeAllowance``).
     /// Nil: start now (throughput; nothing learned yet; a flip pending or a frame held, whose
-    /// successor is late already; a render budget over half a period, for which waiting gains
+    /// successor is late already; a planning budget over half a period, for which waiting gains
     /// less than half a period and a wake-up later than its allowance costs the frame, as llvmpipe
     /// under emulation showed; or the start is not later than ``minimumDelay`` from now). The
     /// shell calls ``callbackStarted(at:plannedFor:)`` when it runs it.
     public func plannedStart(for event: RefreshEvent, now: MonotonicInstant) -> MonotonicInstant? {
         guard latency == .lowLatency, flipping == nil, held == nil, let deadline = event.deadline,
-            let budget = renderTime.budget, budget.value <= period.value / 2
+            let budget = planningBudget, budget.value <= period.value / 2
         else { return nil }
         let start = deadline.time - budget - wakeAllowance
         return start > now + KMSFrameScheduler.minimumDelay ? start : nil
+    }
+
+    /// The time a planned start allows for drawing: the render budget (the estimate, which decays
+    /// after a slow frame, and its margin), or the longest of the last
+    /// ``DisplayLinkCore/RecentMedian/capacity`` frames' render times with the margin when that
+    /// is longer. Render times that scatter (llvmpipe under emulation: 5 ms typical, a few in a
+    /// hundred over 8 ms) bring a slow frame again soon after the estimate has decayed; a start
+    /// planned with the estimate alone then misses its vblank each time. Nil: nothing measured.
+    public var planningBudget: Nanoseconds? {
+        guard let budget = renderTime.budget else { return nil }
+        return Nanoseconds(max(budget.value, recentRenderTimes.largest &+ renderTime.margin.value))
     }
 
     /// How long before a planned start the timer is allowed to wake late: the learned

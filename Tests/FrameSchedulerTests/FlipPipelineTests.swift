@@ -5,7 +5,8 @@ import Testing
 @Suite("Frames in flight on a DRM display")
 struct FlipPipelineTests {
     let period = Nanoseconds(16_666_667)
-    let fast = Nanoseconds(2_000_000)
+    /// Within three quarters of the period: one frame in flight can take it.
+    let fast = Nanoseconds(12_000_000)
     let slow = Nanoseconds(15_000_000)
 
     @Test("one frame in flight while frames are drawn in time")

@@ -176,7 +176,7 @@ final class KMSHarness: FrameSource {
             let event = scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now)
             if let planned = scheduler.plannedStart(for: event, now: now) {
                 plannedStarts[events.count] = planned
-                plannedWith[events.count] = (scheduler.renderTime.budget ?? .zero, scheduler.wakeAllowance)
+                plannedWith[events.count] = (scheduler.planningBudget ?? .zero, scheduler.wakeAllowance)
                 now = planned + wakeDelay(callbackStarts.count)  // the shell's timer fires then
                 scheduler.callbackStarted(at: now, plannedFor: planned)
             }
