@@ -93,7 +93,8 @@ final class VblankPacing: RefreshPacing {
                 (one more period of latency)
                 """)
         } else {
-            DRMDisplay.log.debug("frames in flight 2→1: \(FlipPipeline.fastFramesToReturn) frames in a row drawn within three quarters of a period")
+            DRMDisplay.log.debug(
+                "frames in flight 2→1: \(FlipPipeline.fastFramesToReturn) frames in a row submitted within ¾ period of their vblank")
         }
     }
 
@@ -137,6 +138,12 @@ final class VblankPacing: RefreshPacing {
     }
 
     func startRefreshes() {
+        // A start supersedes a planned callback still waiting for its time (demand went off and
+        // on again meanwhile): its refresh would be dispatched besides the new one.
+        if delayedEvent != nil {
+            delayedEvent = nil
+            delayTimer?.cancel()
+        }
         // Before the mode set: the CRTC's current vblank, if it is running (a console on it).
         var current: (sequence: UInt64, time: MonotonicInstant)?
         if !scheduler.isModeSet, let vblank = display.crtc.currentVblank(), vblank.time.nanoseconds > 0 {

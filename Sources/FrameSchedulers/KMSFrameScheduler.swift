@@ -13,7 +13,8 @@ import DisplayLinkCore
 ///   (`followsStall`): it begins the kernel's sequence space without invented misses.
 /// - Frames in flight (``FlipPipeline``): one while drawing fits the period, two (the frame
 ///   submitted while a flip is pending is held and flipped at that flip's completion) once a frame
-///   misses its vblank. `targetTimestamp` is one or two periods after `timestamp` accordingly,
+///   misses its vblank (not once per window for a low-latency start that ran late with a fast
+///   frame). `targetTimestamp` is one or two periods after `timestamp` accordingly,
 ///   plus the lateness learned from recent frames (counted once 16 frames are known). A target
 ///   never goes back: it is held at the previous one rather than named earlier.
 /// - A callback that draws nothing still ticks: the next vblank is queued instead of a flip.
@@ -131,6 +132,8 @@ public struct KMSFrameScheduler: Sendable {
     private var submittedInCallback = false
     /// The current callback started at a planned start (low latency).
     private var callbackPlanned = false
+    /// The refresh of the last planned start that ran late without going to two frames in flight.
+    private var lastLateStart: UInt64?
     /// The newest timestamp handed out (timestamps never decrease).
     private var lastTimestamp: MonotonicInstant?
     /// A ``SubmitAction/flipAndStartNext`` awaits its ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``.
@@ -200,14 +203,20 @@ public struct KMSFrameScheduler: Sendable {
             isWaitingForEvent = true
             return .setMode
         }
-        // A planned start that ran late (the timer, the deadline) with a frame drawn within half a
-        // period is one miss, the deadline's to learn: a second frame in flight would not have
-        // helped it, and would cost every frame after it a period until 120 fast frames.
-        let lateStart = callbackPlanned && (now - callbackBegan).value <= period.value / 2
+        // A planned start that ran late (its timer woke late) with a frame drawn within half a
+        // period is one miss: a second frame in flight would not have helped it, and would cost
+        // every later frame a period until ``FlipPipeline/fastFramesToReturn`` fast frames. Once
+        // per window of recent frames only: a timer that wakes later than its allowance every time
+        // would otherwise miss every frame, with nothing learning from it.
+        let missedItsVblank = now > callbackVblank + period
+        let lateStart =
+            missedItsVblank && callbackPlanned && (now - callbackBegan).value <= period.value / 2
+            && lastLateStart.map { callbackRefresh &- $0 > UInt64(RecentMedian.capacity) } ?? true
+        if lateStart { lastLateStart = callbackRefresh }
         let action = pipeline.frameSubmitted(
-            renderTime: now - callbackBegan, period: period,
+            sinceVblank: now - callbackVblank, period: period,
             flipPending: flipping != nil,
-            missedItsVblank: now > callbackVblank + period && !lateStart)
+            missedItsVblank: missedItsVblank && !lateStart)
         let frame = Frame(refresh: callbackRefresh, expected: callbackExpected)
         switch action {
         case .hold:
@@ -475,7 +484,8 @@ extension KMSFrameScheduler {
     /// planned with the estimate alone then misses its vblank each time. Nil: nothing measured.
     public var planningBudget: Nanoseconds? {
         guard let budget = renderTime.budget else { return nil }
-        return Nanoseconds(max(budget.value, recentRenderTimes.largest &+ renderTime.margin.value))
+        let (longest, overflow) = recentRenderTimes.largest.addingReportingOverflow(renderTime.margin.value)
+        return Nanoseconds(max(budget.value, overflow ? .max : longest))
     }
 
     /// How long before a planned start the timer is allowed to wake late: the learned

@@ -14,7 +14,8 @@ import EGLGraphics
 /// - Partial redraw: with a buffer age (`EGL_EXT_buffer_age`, asked of the current EGL surface,
 ///   or given to ``beginFrame(width:height:clearColor:bufferAge:)``) only the union of what
 ///   changed since that buffer was drawn is cleared and drawn (scissored; with
-///   `EGL_KHR_partial_update` also declared to the driver). Without an age, everything. This
+///   `EGL_KHR_partial_update` also declared to the driver). Without an age, or when that union
+///   covers more than ``partialRedrawMaximumCoverage`` of the surface, everything. This
 ///   assumes every ``endFrame()`` is presented (swapped) before the next; ``warmUp(partialRedraws:)`` and
 ///   ``invalidateBuffers()`` start over.
 /// - Rectangles and glyphs wholly outside the viewport or their layer's clip are dropped when added.
@@ -77,8 +78,7 @@ public final class Renderer {
     /// A region to redraw covering more than this share of the surface is redrawn whole (the same
     /// pixels). A partial redraw clears its region under a scissor, which llvmpipe does by drawing
     /// a quad through its fragment shader instead of filling tiles: over most of the surface that
-    /// costs more than the drawing it saves (the bounce scene at 640x480, whose four buffers' changes
-    /// span nearly the whole surface, swapped in 13.5 ms instead of 4 ms under emulation). 1: any
+    /// costs more than the drawing it saves (see "Measured" at the end of this file). 1: any
     /// region is redrawn in part.
     public var partialRedrawMaximumCoverage: Float = 0.5
     /// Drawn under every layer, into what each frame redraws, in place of the clear (set by ``ScrollCache``).
@@ -283,7 +283,8 @@ public final class Renderer {
             for i in layers.indices { layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged) }
             return
         }
-        if Float(x1 - x0) * Float(y1 - y0) > partialRedrawMaximumCoverage * Float(width) * Float(height) {
+        // A forced region (the warm-up's) stays as it is: it builds the partial paths' shaders.
+        if forcedRedraw == nil, Float(x1 - x0) * Float(y1 - y0) > partialRedrawMaximumCoverage * Float(width) * Float(height) {
             (x0, y0, x1, y1) = (0, 0, width, height)
         }
         let partial = x0 > 0 || y0 > 0 || x1 < width || y1 < height
@@ -455,3 +456,7 @@ public final class Renderer {
 //   frame for the whole process with the HUD cached, 3.15 million drawn directly.
 // - The opaque pass: the bounce scene's 60 views and the scroll list take a third more
 //   instructions with it, the 20,000 views a fifth as many (hence depthPassMinimumOverdraw 2).
+// - A region over most of the surface, cleared under a scissor on llvmpipe: the bounce scene at
+//   640x480 in the vkms VM (qemu TCG), whose four buffers' changes span nearly the whole surface,
+//   swapped in 13.5 ms a frame from frame 4 on (when buffer ages allow partial redraws), 4 ms
+//   redrawn whole (2026-11-27).

@@ -13,7 +13,7 @@ struct FlipPipelineTests {
     func staysShallow() {
         var pipeline = FlipPipeline()
         for _ in 0..<500 {
-            let action = pipeline.frameSubmitted(renderTime: slow, period: period, flipPending: false, missedItsVblank: false)
+            let action = pipeline.frameSubmitted(sinceVblank: slow, period: period, flipPending: false, missedItsVblank: false)
             #expect(action == .flip)
             let runs = pipeline.flipCompleted(hasHeldFrame: false)
             #expect(runs)
@@ -24,11 +24,11 @@ struct FlipPipelineTests {
     @Test("a frame that missed its vblank starts the next frame at once; later frames are held while a flip is pending")
     func deepensOnAMiss() {
         var pipeline = FlipPipeline()
-        let first = pipeline.frameSubmitted(renderTime: period, period: period, flipPending: false, missedItsVblank: true)
+        let first = pipeline.frameSubmitted(sinceVblank: period, period: period, flipPending: false, missedItsVblank: true)
         #expect(first == .flipAndStartNext)
         #expect(pipeline.depth == 2)
         for _ in 0..<200 {
-            let action = pipeline.frameSubmitted(renderTime: slow, period: period, flipPending: true, missedItsVblank: false)
+            let action = pipeline.frameSubmitted(sinceVblank: slow, period: period, flipPending: true, missedItsVblank: false)
             #expect(action == .hold)
             let runs = pipeline.flipCompleted(hasHeldFrame: true)  // the held frame flips and the next callback runs
             #expect(runs)
@@ -39,9 +39,9 @@ struct FlipPipelineTests {
     @Test("back to one frame in flight after a run of fast frames, skipping one callback to drain the held frame")
     func returnsWhenFast() {
         var pipeline = FlipPipeline()
-        _ = pipeline.frameSubmitted(renderTime: period, period: period, flipPending: false, missedItsVblank: true)
+        _ = pipeline.frameSubmitted(sinceVblank: period, period: period, flipPending: false, missedItsVblank: true)
         for i in 1...FlipPipeline.fastFramesToReturn {
-            let action = pipeline.frameSubmitted(renderTime: fast, period: period, flipPending: true, missedItsVblank: false)
+            let action = pipeline.frameSubmitted(sinceVblank: fast, period: period, flipPending: true, missedItsVblank: false)
             #expect(action == .hold)
             let runs = pipeline.flipCompleted(hasHeldFrame: true)
             #expect(runs == (i < FlipPipeline.fastFramesToReturn), "frame \(i)")
@@ -50,14 +50,14 @@ struct FlipPipelineTests {
         // Drained: the held frame's flip completes with nothing held, and the callback runs.
         let drained = pipeline.flipCompleted(hasHeldFrame: false)
         #expect(drained)
-        let next = pipeline.frameSubmitted(renderTime: fast, period: period, flipPending: false, missedItsVblank: false)
+        let next = pipeline.frameSubmitted(sinceVblank: fast, period: period, flipPending: false, missedItsVblank: false)
         #expect(next == .flip)
         // One slow frame in between resets the run.
         var other = FlipPipeline()
-        _ = other.frameSubmitted(renderTime: period, period: period, flipPending: false, missedItsVblank: true)
+        _ = other.frameSubmitted(sinceVblank: period, period: period, flipPending: false, missedItsVblank: true)
         for i in 1...(2 * FlipPipeline.fastFramesToReturn - 2) {
             let time = i == FlipPipeline.fastFramesToReturn - 1 ? slow : fast
-            _ = other.frameSubmitted(renderTime: time, period: period, flipPending: true, missedItsVblank: false)
+            _ = other.frameSubmitted(sinceVblank: time, period: period, flipPending: true, missedItsVblank: false)
             let runs = other.flipCompleted(hasHeldFrame: true)
             #expect(runs)
         }

@@ -86,6 +86,26 @@ struct KMSLowLatencyTests {
 
     @Test(
         """
+        a timer that wakes 12 ms late every time (more than the half-period cap on its allowance; 2 ms frames): a late start keeps \
+        one frame in flight at most once in 31 refreshes, so the planned frames do not miss one after another: at most 2 misses in \
+        any 31 callbacks, and the learned lateness stays 0
+        """)
+    func alwaysLateTimerDoesNotMissEveryFrame() {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.wakeDelay = { _ in Nanoseconds(12 * Self.ms) }
+        h.start()
+        h.run(callbacks: 300)
+        #expect(h.violations.isEmpty)
+        let late = h.lateFrames(from: 2)
+        for start in stride(from: 0, to: 300, by: 31) {
+            #expect(late.filter { $0 >= start && $0 < start + 31 }.count <= 2, "\(late)")
+        }
+        #expect(h.scheduler.lateness.median == 0)
+    }
+
+    @Test(
+        """
         render times that scatter (2 ms, and 8 ms every 20th frame): while an 8 ms frame is among the last 31, starts are planned \
         with 9 ms, over half the period, so the callbacks start at once and only the first 8 ms frame (planned before it) misses; \
         before it they are planned late
