@@ -63,4 +63,18 @@ struct FlipPipelineTests {
         }
         #expect(other.depth == 2)
     }
+
+    @Test("a frame submitted exactly three quarters of a period after its vblank counts as fast; 1 ns later resets the run")
+    func threeQuartersBoundary() {
+        let limit = Nanoseconds(period.value - period.value / 4)
+        for (time, returns) in [(limit, true), (limit + Nanoseconds(1), false)] {
+            var pipeline = FlipPipeline()
+            _ = pipeline.frameSubmitted(sinceVblank: period, period: period, flipPending: false, missedItsVblank: true)
+            for _ in 1...FlipPipeline.fastFramesToReturn {
+                _ = pipeline.frameSubmitted(sinceVblank: time, period: period, flipPending: true, missedItsVblank: false)
+                _ = pipeline.flipCompleted(hasHeldFrame: true)
+            }
+            #expect((pipeline.depth == 1) == returns, "\(time)")
+        }
+    }
 }
