@@ -477,14 +477,17 @@ extension KMSFrameScheduler {
     }
 
     /// The time a planned start allows for drawing: the render budget (the estimate, which decays
-    /// after a slow frame, and its margin), or the longest of the last
-    /// ``DisplayLinkCore/RecentMedian/capacity`` frames' render times with the margin when that
-    /// is longer. Render times that scatter (llvmpipe under emulation: 5 ms typical, a few in a
-    /// hundred over 8 ms) bring a slow frame again soon after the estimate has decayed; a start
-    /// planned with the estimate alone then misses its vblank each time. Nil: nothing measured.
+    /// after a slow frame, and its margin), or, when longer, the longest of the last
+    /// ``DisplayLinkCore/RecentMedian/capacity`` frames' render times plus their spread (that
+    /// longest less their median), at least the margin. Render times that scatter (llvmpipe under
+    /// emulation) bring a frame slower than any recent one now and then; a start planned with the
+    /// estimate alone, or with the recent longest and a fixed margin, then misses its vblank. With
+    /// the spread, only render times that hold steady are planned with. Nil: nothing measured.
     public var planningBudget: Nanoseconds? {
         guard let budget = renderTime.budget else { return nil }
-        let (longest, overflow) = recentRenderTimes.largest.addingReportingOverflow(renderTime.margin.value)
+        let largest = recentRenderTimes.largest
+        let spread = max(renderTime.margin.value, largest &- recentRenderTimes.median)
+        let (longest, overflow) = largest.addingReportingOverflow(spread)
         return Nanoseconds(max(budget.value, overflow ? .max : longest))
     }
 
