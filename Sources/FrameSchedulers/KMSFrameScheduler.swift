@@ -478,7 +478,7 @@ extension KMSFrameScheduler {
 
     /// The time a planned start allows for drawing: the render budget (the estimate, which decays
     /// after a slow frame, and its margin), or, when longer, the longest of the last
-    /// ``DisplayLinkCore/RecentMedian/capacity`` frames' render times plus their spread (that
+    /// `RecentMedian.capacity` frames' render times plus their spread (that
     /// longest less their median), at least the margin. Render times that scatter (llvmpipe under
     /// emulation) bring a frame slower than any recent one now and then; a start planned with the
     /// estimate alone, or with the recent longest and a fixed margin, then misses its vblank. With

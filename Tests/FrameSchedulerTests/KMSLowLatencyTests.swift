@@ -8,6 +8,21 @@ import Testing
 struct KMSLowLatencyTests {
     static let ms: Int64 = 1_000_000
 
+    /// A harness under low latency, run for `callbacks` callbacks with these render times and
+    /// timer lateness (by callback).
+    static func lowLatency(
+        callbacks: Int, renderTime: @escaping (Int) -> Nanoseconds = { _ in Nanoseconds(2 * ms) },
+        wakeDelay: @escaping (Int) -> Nanoseconds = { _ in .zero }
+    ) -> KMSHarness {
+        let h = KMSHarness()
+        h.scheduler.latency = .lowLatency
+        h.renderTime = renderTime
+        h.wakeDelay = wakeDelay
+        h.start()
+        h.run(callbacks: callbacks)
+        return h
+    }
+
     @Test("callbacks start at the deadline less the render time and its margin, and the frames still make their targets")
     func startsLate() {
         let h = KMSHarness()
@@ -52,11 +67,7 @@ struct KMSLowLatencyTests {
         its target, and callback 12 later again by a sixteenth of it; every frame on time
         """)
     func lateWakeLearned() {
-        let h = KMSHarness()
-        h.scheduler.latency = .lowLatency
-        h.wakeDelay = { $0 == 10 ? Nanoseconds(Self.ms / 2) : .zero }
-        h.start()
-        h.run(callbacks: 30)
+        let h = Self.lowLatency(callbacks: 30, wakeDelay: { $0 == 10 ? Nanoseconds(Self.ms / 2) : .zero })
         #expect(h.violations.isEmpty)
         #expect(h.callbackStarts[10] == h.frames[10].targetTimestamp - Nanoseconds(7 * Self.ms / 2))
         #expect(h.callbackStarts[11] == h.frames[11].targetTimestamp - Nanoseconds(9 * Self.ms / 2))
@@ -73,11 +84,7 @@ struct KMSLowLatencyTests {
         are planned again
         """)
     func lateStartKeepsOneFrameInFlight() {
-        let h = KMSHarness()
-        h.scheduler.latency = .lowLatency
-        h.wakeDelay = { $0 == 10 ? Nanoseconds(6 * Self.ms) : .zero }
-        h.start()
-        h.run(callbacks: 40)
+        let h = Self.lowLatency(callbacks: 40, wakeDelay: { $0 == 10 ? Nanoseconds(6 * Self.ms) : .zero })
         #expect(h.violations.isEmpty)
         #expect(h.lateFrames(from: 2) == [10])
         #expect(h.depths.allSatisfy { $0 == 1 })
@@ -91,11 +98,7 @@ struct KMSLowLatencyTests {
         any 31 callbacks, and the learned lateness stays 0
         """)
     func alwaysLateTimerDoesNotMissEveryFrame() {
-        let h = KMSHarness()
-        h.scheduler.latency = .lowLatency
-        h.wakeDelay = { _ in Nanoseconds(12 * Self.ms) }
-        h.start()
-        h.run(callbacks: 300)
+        let h = Self.lowLatency(callbacks: 300, wakeDelay: { _ in Nanoseconds(12 * Self.ms) })
         #expect(h.violations.isEmpty)
         let late = h.lateFrames(from: 2)
         for start in stride(from: 0, to: 300, by: 31) {
@@ -111,11 +114,7 @@ struct KMSLowLatencyTests {
         8 ms frame (planned before it) misses; before it they are planned late
         """)
     func scatteredRenderTimesStartAtOnce() {
-        let h = KMSHarness()
-        h.scheduler.latency = .lowLatency
-        h.renderTime = { $0 % 20 == 7 ? Nanoseconds(8 * Self.ms) : Nanoseconds(2 * Self.ms) }
-        h.start()
-        h.run(callbacks: 200)
+        let h = Self.lowLatency(callbacks: 200, renderTime: { $0 % 20 == 7 ? Nanoseconds(8 * Self.ms) : Nanoseconds(2 * Self.ms) })
         #expect(h.violations.isEmpty)
         #expect(h.lateFrames(from: 2) == [7], "\(h.lateFrames(from: 2))")
         #expect(!h.plannedStarts.isEmpty && h.plannedStarts.keys.allSatisfy { $0 <= 7 }, "\(h.plannedStarts.keys.sorted())")
@@ -136,11 +135,7 @@ struct KMSLowLatencyTests {
         target: two frames in flight after the miss, then one again and starts planned late again
         """)
     func missesDoNotCompound() {
-        let h = KMSHarness()
-        h.scheduler.latency = .lowLatency
-        h.renderTime = { $0 == 10 ? Nanoseconds(20 * Self.ms) : Nanoseconds(2 * Self.ms) }
-        h.start()
-        h.run(callbacks: 200)
+        let h = Self.lowLatency(callbacks: 200, renderTime: { $0 == 10 ? Nanoseconds(20 * Self.ms) : Nanoseconds(2 * Self.ms) })
         #expect(h.violations.isEmpty)
         #expect(h.lateFrames(from: 2) == [10])
         #expect(h.frames[11].renderEstimate == Nanoseconds(20 * Self.ms))
@@ -201,11 +196,7 @@ struct KMSLowLatencyTests {
         by), and it decays; no other frame is late
         """)
     func stalledWakeCapped() {
-        let h = KMSHarness()
-        h.scheduler.latency = .lowLatency
-        h.wakeDelay = { $0 == 10 ? Nanoseconds(14 * Self.ms) : .zero }
-        h.start()
-        h.run(callbacks: 240)
+        let h = Self.lowLatency(callbacks: 240, wakeDelay: { $0 == 10 ? Nanoseconds(14 * Self.ms) : .zero })
         #expect(h.violations.isEmpty)
         // Frame 10 misses (two frames in flight, no planned starts, for 120 fast frames); planning
         // resumes with the allowance at half a period, and it decays.
@@ -218,11 +209,7 @@ struct KMSLowLatencyTests {
 
     @Test("a renderer whose budget does not fit before the deadline starts at once, as under throughput")
     func slowStartsAtOnce() {
-        let h = KMSHarness()
-        h.scheduler.latency = .lowLatency
-        h.renderTime = { _ in Nanoseconds(15 * Self.ms) }
-        h.start()
-        h.run(callbacks: 30)
+        let h = Self.lowLatency(callbacks: 30, renderTime: { _ in Nanoseconds(15 * Self.ms) })
         #expect(h.violations.isEmpty)
         for k in 2..<h.frames.count { #expect(h.callbackStarts[k] == h.frames[k].timestamp, "callback \(k)") }
     }
