@@ -194,8 +194,9 @@ public struct KMSFrameScheduler: Sendable {
     /// The current callback's frame was submitted (swapped) at `now`.
     public mutating func frameSubmitted(now: MonotonicInstant) -> SubmitAction {
         submittedInCallback = true
-        renderTime.record(now - callbackBegan)
-        recentRenderTimes.append(max(0, (now - callbackBegan).value))
+        let drawn = now - callbackBegan
+        renderTime.record(drawn)
+        recentRenderTimes.append(max(0, drawn.value))
         if let target = lastTarget { submissions.add(refresh: callbackRefresh, target: target, submitted: now) }
         if !isModeSet {
             isModeSet = true
@@ -210,7 +211,7 @@ public struct KMSFrameScheduler: Sendable {
         // would otherwise miss every frame, with nothing learning from it.
         let missedItsVblank = now > callbackVblank + period
         let lateStart =
-            missedItsVblank && callbackPlanned && (now - callbackBegan).value <= period.value / 2
+            missedItsVblank && callbackPlanned && drawn.value <= period.value / 2
             && lastLateStart.map { callbackRefresh &- $0 > UInt64(RecentMedian.capacity) } ?? true
         if lateStart { lastLateStart = callbackRefresh }
         let action = pipeline.frameSubmitted(
@@ -460,41 +461,6 @@ extension KMSFrameScheduler {
 }
 
 extension KMSFrameScheduler {
-    /// Under `LatencyPolicy.lowLatency`, when the callback for `event` (just made by
-    /// ``beginCallback(refreshIndex:now:)``) should start: its deadline less the
-    /// ``planningBudget`` and less how late the timer has been waking (``wakeAllowance``).
-    /// Nil: start now (throughput; nothing learned yet; a flip pending or a frame held, whose
-    /// successor is late already; a planning budget over half a period, for which waiting gains
-    /// less than half a period and a wake-up later than its allowance costs the frame, as llvmpipe
-    /// under emulation showed; or the start is not later than ``minimumDelay`` from now). The
-    /// shell calls ``callbackStarted(at:plannedFor:)`` when it runs it.
-    public func plannedStart(for event: RefreshEvent, now: MonotonicInstant) -> MonotonicInstant? {
-        guard latency == .lowLatency, flipping == nil, held == nil, let deadline = event.deadline,
-            let budget = planningBudget, budget.value <= period.value / 2
-        else { return nil }
-        let start = deadline.time - budget - wakeAllowance
-        return start > now + KMSFrameScheduler.minimumDelay ? start : nil
-    }
-
-    /// The time a planned start allows for drawing: the render budget (the estimate, which decays
-    /// after a slow frame, and its margin), or, when longer, the longest of the last
-    /// `RecentMedian.capacity` frames' render times plus their spread (that
-    /// longest less their median), at least the margin. Render times that scatter (llvmpipe under
-    /// emulation) bring a frame slower than any recent one now and then; a start planned with the
-    /// estimate alone, or with the recent longest and a fixed margin, then misses its vblank. With
-    /// the spread, only render times that hold steady are planned with. Nil: nothing measured.
-    public var planningBudget: Nanoseconds? {
-        guard let budget = renderTime.budget else { return nil }
-        let largest = recentRenderTimes.largest
-        let spread = max(renderTime.margin.value, largest &- recentRenderTimes.median)
-        let (longest, overflow) = largest.addingReportingOverflow(spread)
-        return Nanoseconds(max(budget.value, overflow ? .max : longest))
-    }
-
-    /// How long before a planned start the timer is allowed to wake late: the learned
-    /// ``wakeLateness``, at most half a period (see ``RenderTimeEstimator/allowance(atLeast:atMost:)``).
-    public var wakeAllowance: Nanoseconds { wakeLateness.allowance(atMost: Nanoseconds(period.value / 2)) }
-
     /// A callback planned to start at `planned` (``plannedStart(for:now:)``) starts now (`time`):
     /// its render time counts from here, and how late the timer woke is learned.
     public mutating func callbackStarted(at time: MonotonicInstant, plannedFor planned: MonotonicInstant) {
