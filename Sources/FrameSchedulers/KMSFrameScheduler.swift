@@ -101,11 +101,17 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var deadlines = SubmitDeadlineLearner()
     /// The program's time from a callback's start to its frame's submission.
     public private(set) var renderTime = RenderTimeEstimator()
-    /// The last frames' render times, for the longest among them (see ``planningBudget``).
+    /// The last frames' render times, for their median (see ``planningBudget``).
     public private(set) var recentRenderTimes = RecentMedian()
-    /// How late the shell's timer runs a planned start, learned by the render time's rule (rises at
-    /// once to a later wake-up, decays slowly; no margin): a start planned that much earlier still
-    /// submits in time on a host whose timers wake late (a loaded machine, an emulated one).
+    /// The longest render time under a period over the last 225–256 frames (see
+    /// ``planningBudget``; a slower frame misses whenever it starts and deepens the pipeline).
+    public private(set) var renderPeak = RecentPeak()
+    /// How late the process wakes, learned by the render time's rule (rises at once to a later
+    /// wake-up, decays slowly; no margin) from the timer's planned starts and from the vblank
+    /// events read while no frame was in flight: a start planned that much earlier still submits
+    /// in time on a host whose timers wake late (a loaded machine, an emulated one). The events
+    /// teach it without planned starts, so a host that wakes late stops planning before a miss
+    /// and plans again once it wakes on time.
     public private(set) var wakeLateness = RenderTimeEstimator(margin: .zero)
     /// When callbacks start (see ``plannedStart(for:now:)``). Low latency assumes the driver's
     /// latch ``latchPrior`` before the vblank until frames show otherwise.
@@ -119,8 +125,10 @@ public struct KMSFrameScheduler: Sendable {
     private var modeSetFrame: UInt64?
     /// The next callback from a vblank is a restart.
     private var restarting = true
-    /// The vblank the next callback is for (set by the event that asks for it).
-    private var pending: (time: MonotonicInstant, sequence: UInt64, periods: Int)?
+    /// The vblank the next callback is for (set by the event that asks for it), and whether the
+    /// event was read while no frame was in flight (the process was waiting for it: how late the
+    /// callback begins after it is how late the process wakes).
+    private var pending: (time: MonotonicInstant, sequence: UInt64, periods: Int, awaited: Bool)?
     /// The last dispatched callback: its vblank time (or start estimate), sequence (nil for the
     /// estimate), the vblank its frame goes out at by the frames in flight alone, when it began,
     /// and its refresh index.
@@ -197,6 +205,7 @@ public struct KMSFrameScheduler: Sendable {
         let drawn = now - callbackBegan
         renderTime.record(drawn)
         recentRenderTimes.append(max(0, drawn.value))
+        if drawn < period { renderPeak.append(max(0, drawn.value)) }
         if let target = lastTarget { submissions.add(refresh: callbackRefresh, target: target, submitted: now) }
         if !isModeSet {
             isModeSet = true
@@ -269,7 +278,7 @@ public struct KMSFrameScheduler: Sendable {
             return EventOutcome(feedback: feedback, flipHeld: flipHeld, next: flipHeld ? .none : .queueVblank)
         }
         // A frame drawn now is flipped at the next vblank, or after the pending flip (one more).
-        pending = (time, sequence, flipping == nil ? 1 : 2)
+        pending = (time, sequence, flipping == nil ? 1 : 2, flipping == nil)
         return EventOutcome(feedback: feedback, flipHeld: flipHeld, next: .callback)
     }
 
@@ -285,7 +294,7 @@ public struct KMSFrameScheduler: Sendable {
             feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: sequence))
             learnDeadline(refresh: frame, presented: time)
         }
-        pending = (time, sequence, flipping == nil ? 1 : 2)
+        pending = (time, sequence, flipping == nil ? 1 : 2, flipping == nil)
         return EventOutcome(feedback: feedback, flipHeld: false, next: .callback)
     }
 
@@ -306,7 +315,7 @@ public struct KMSFrameScheduler: Sendable {
             sequence > lastSequence, sequence == last &+ 1, time >= callbackVblank
         else { return nil }
         lastSequence = sequence
-        pending = (time, sequence, 2)
+        pending = (time, sequence, 2, false)
         return beginCallback(refreshIndex: refreshIndex, now: now)
     }
 
@@ -318,8 +327,9 @@ public struct KMSFrameScheduler: Sendable {
     /// The refresh for the vblank the last event asked a callback for; bookkeeping for the
     /// callback that runs now (`refreshIndex`: the dispatcher's next index).
     public mutating func beginCallback(refreshIndex: UInt64, now: MonotonicInstant) -> RefreshEvent {
-        let (time, sequence, periods) = pending ?? (callbackVblank, lastSequence, 1)
+        let (time, sequence, periods, awaited) = pending ?? (callbackVblank, lastSequence, 1, false)
         pending = nil
+        if awaited { wakeLateness.record(now - time) }
         var followsStall = restarting
         restarting = false
         if let last = lastTimestamp, time < last { followsStall = true }

@@ -65,7 +65,10 @@ extension WaylandRefreshScheduler {
     /// before it is after `now`, `timestamp` and the last refresh's target (a refresh that drew
     /// nothing still commits for its target, with a FIFO barrier), after every committed frame
     /// still waiting, and its deadline leaves the render budget and ``minimumWakeAllowance`` from
-    /// now; then later by whole periods until it is after every committed frame still waiting.
+    /// now; then later by whole periods until it is after every committed frame still waiting. A
+    /// waiting frame unreported half a period after its target missed it (it was drawn for longer
+    /// than the time left, perhaps a period or more, for which the target floor below does not
+    /// apply): it counts as shown at the first vblank of its rhythm after now.
     ///
     /// And a target that a frame started now is sure to miss moves one period later: when the
     /// frame, ready after the render estimate, is submitted after the target less the longest lead
@@ -90,7 +93,11 @@ extension WaylandRefreshScheduler {
         let half = Nanoseconds(p.value / 2)
         var waiting: MonotonicInstant?
         for slot in slots where slot.inUse && slot.committed != nil {
-            if let target = slot.target { waiting = max(waiting ?? target, target) }
+            guard var shown = slot.target else { continue }
+            // Half a period past its target and still not reported: it missed it, and is shown
+            // at the first vblank after now at the earliest (its predecessor ran long).
+            if shown + half <= now { shown = shown + p * Int((now - shown).value / p.value + 1) }
+            waiting = max(waiting ?? shown, shown)
         }
         // The earliest target whose deadline (target − lead) a frame started now still makes.
         let earliestPlanned = now + budget + WaylandRefreshScheduler.minimumWakeAllowance + lead

@@ -42,6 +42,8 @@ struct SchedulerScript {
     /// When set, each frame is committed this long after its refresh and the scheduler told the
     /// time (``WaylandRefreshScheduler/frameCommitted(at:)``); nil: told only that it was.
     var commitAfter: Int64?
+    /// Refreshes whose frames take this long instead of ``commitAfter`` (a slow frame), by index.
+    var slowFrames: [Int: Int64] = [:]
 
     /// When each refresh's callback started (its arrival, or its planned start under low
     /// latency), when it arrived, and when its frame was committed (with ``commitAfter``).
@@ -62,9 +64,9 @@ struct SchedulerScript {
         arrivals.append(time)
         scheduler.callbackStarted(at: t(start), plannedFor: planned)
         if draws {
-            if let commitAfter {
-                commits.append(start + commitAfter)
-                scheduler.frameCommitted(at: t(start + commitAfter))
+            if let drawn = slowFrames[refreshes.count - 1] ?? commitAfter {
+                commits.append(start + drawn)
+                scheduler.frameCommitted(at: t(start + drawn))
             } else {
                 scheduler.contentCommitted()
             }
