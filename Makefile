@@ -204,8 +204,8 @@ bench-peers: deps
 # block on weston 16 (Benchmarks/Scripts/latency-table; reports in out/bench-latency/). Figures
 # only: fails only when a run itself fails.
 .PHONY: bench-latency
-LATENCY_SECONDS ?= 10
-LATENCY_VM_FRAMES ?= 600
+LATENCY_SECONDS ?= 20
+LATENCY_VM_FRAMES ?= 1200
 LATENCY_BLOCKS ?= 4
 bench-latency: deps $(NAIVE_PEER)
 	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)

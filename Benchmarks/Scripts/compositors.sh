@@ -25,7 +25,8 @@ trap 'exit 143' TERM
 # file that lets any VNC user in; ROOT only) with XDG_RUNTIME_DIR and WAYLAND_DISPLAY set; with ROOT, the compositor runs
 # chrooted in it with /proc, /dev, /sys and the runtime directory mounted from outside (a
 # client built on Debian 12 connects through the shared runtime directory). The compositor's
-# output goes to LOG. Returns COMMAND's status, 125 when the compositor makes no socket.
+# output goes to LOG; its environment gets the NAME=VALUE words of the array compositor_env, when
+# set (e.g. KWIN_LOG_PERFORMANCE_DATA=1). Returns COMMAND's status, 125 when the compositor makes no socket.
 with_compositor() {
   local kind=$1 r=$2 log=$3; shift 4
   local cmd
@@ -43,7 +44,8 @@ with_compositor() {
     cmd=(weston --backend=vnc --shell=kiosk-shell.so --socket=wl --idle-time=0 --width=640 --height=480
          --address=127.0.0.1 --port="${VNC_PORT:?}" --vnc-tls-cert="$d/cert.pem" --vnc-tls-key="$d/key.pem")
   fi
-  local env=(env -i XDG_RUNTIME_DIR="$d" HOME="$d" PATH=/usr/bin:/bin GSETTINGS_BACKEND=memory "${cmd[@]}")
+  local env=(env -i XDG_RUNTIME_DIR="$d" HOME="$d" PATH=/usr/bin:/bin GSETTINGS_BACKEND=memory
+             ${compositor_env[@]+"${compositor_env[@]}"} "${cmd[@]}")
   # setsid: the compositor and all it starts (dbus, Xwayland helpers) in one new process group.
   if [ -z "$r" ]; then
     setsid "${env[@]}" </dev/null >"$log" 2>&1 &

@@ -65,10 +65,8 @@ extension WaylandRefreshScheduler {
     /// before it is after `now`, `timestamp` and the last refresh's target (a refresh that drew
     /// nothing still commits for its target, with a FIFO barrier), after every committed frame
     /// still waiting, and its deadline leaves the render budget and ``minimumWakeAllowance`` from
-    /// now; then later by whole periods until it is after every committed frame still waiting. A
-    /// waiting frame unreported half a period after its target missed it (it was drawn for longer
-    /// than the time left, perhaps a period or more, for which the target floor below does not
-    /// apply): it counts as shown at the first vblank of its rhythm after now.
+    /// now; then later by whole periods until it is after every committed frame still waiting
+    /// (``pastWaitingFrames(_:now:)``).
     ///
     /// And a target that a frame started now is sure to miss moves one period later: when the
     /// frame, ready after the render estimate, is submitted after the target less the longest lead
@@ -91,14 +89,7 @@ extension WaylandRefreshScheduler {
         }
         guard isPeriodMeasured, let budget = renderTime.budget, let lead = deadlines.lead?.lead else { return target }
         let half = Nanoseconds(p.value / 2)
-        var waiting: MonotonicInstant?
-        for slot in slots where slot.inUse && slot.committed != nil {
-            guard var shown = slot.target else { continue }
-            // Half a period past its target and still not reported: it missed it, and is shown
-            // at the first vblank after now at the earliest (its predecessor ran long).
-            if shown + half <= now { shown = shown + p * Int((now - shown).value / p.value + 1) }
-            waiting = max(waiting ?? shown, shown)
-        }
+        let waiting = waitingVblank(now: now)
         // The earliest target whose deadline (target − lead) a frame started now still makes.
         let earliestPlanned = now + budget + WaylandRefreshScheduler.minimumWakeAllowance + lead
         while true {
@@ -108,10 +99,32 @@ extension WaylandRefreshScheduler {
             else { break }
             target = earlier
         }
-        if let waiting, target < waiting + half {
-            // Whole periods past the waiting frame's refresh (on the same rhythm, to within half a period).
-            target = target + p * Int(((waiting + half) - target).value / p.value + 1)
+        return pastWaitingFrames(target, now: now)
+    }
+
+    /// The latest vblank a committed frame still waiting is shown at: its target, or, once it is
+    /// half a period past its target unreported, the first vblank of its rhythm after `now` (it
+    /// missed its target: its frame was drawn for longer than the time left, perhaps a period or
+    /// more, and the frame callback that asks for the next frame comes when the compositor has
+    /// taken it for the coming repaint). Nil: none waiting.
+    func waitingVblank(now: MonotonicInstant) -> MonotonicInstant? {
+        let p = period
+        var waiting: MonotonicInstant?
+        for slot in slots where slot.inUse && slot.committed != nil {
+            guard var shown = slot.target else { continue }
+            if shown + Nanoseconds(p.value / 2) <= now { shown = shown + p * Int((now - shown).value / p.value + 1) }
+            waiting = max(waiting ?? shown, shown)
         }
-        return target
+        return waiting
+    }
+
+    /// `target`, or whole periods later when it is not past every committed frame still waiting
+    /// (``waitingVblank(now:)``; on the same rhythm, to within half a period): with FIFO a frame is
+    /// shown for a refresh at least, and without, a frame the compositor took is shown before a
+    /// later commit.
+    func pastWaitingFrames(_ target: MonotonicInstant, now: MonotonicInstant) -> MonotonicInstant {
+        let p = period, half = Nanoseconds(p.value / 2)
+        guard let waiting = waitingVblank(now: now), target < waiting + half else { return target }
+        return target + p * Int(((waiting + half) - target).value / p.value + 1)
     }
 }

@@ -96,6 +96,9 @@ extension WaylandRefreshScheduler {
             Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride))))
         if latency == .lowLatency && stride == 1 && !firstAfterStart {
             target = reachableTarget(from: target, now: arrival, timestamp: timestamp)
+        } else if isPeriodMeasured && !firstAfterStart {
+            // A frame that missed its target and still waits moves the next past its vblank.
+            target = pastWaitingFrames(target, now: arrival)
         }
         if let given = compositorSequence, let previous = lastCompositorSequence {
             // The compositor's count wins when it agrees with the time to within one refresh.
