@@ -14,8 +14,10 @@ extension KMSFrameScheduler {
     /// it runs it.
     public func plannedStart(for event: RefreshEvent, now: MonotonicInstant) -> MonotonicInstant? {
         guard latency == .lowLatency, flipping == nil, held == nil, let deadline = event.deadline,
-            let budget = planningBudget, budget.value &+ wakeAllowance.value <= period.value / 2
+            let budget = planningBudget
         else { return nil }
+        let (total, overflow) = budget.value.addingReportingOverflow(wakeAllowance.value)
+        guard !overflow, total <= period.value / 2 else { return nil }
         let start = deadline.time - budget - wakeAllowance
         return start > now + KMSFrameScheduler.minimumDelay ? start : nil
     }

@@ -103,7 +103,7 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var renderTime = RenderTimeEstimator()
     /// The last frames' render times, for their median (see ``planningBudget``).
     public private(set) var recentRenderTimes = RecentMedian()
-    /// The longest render time under a period over the last 225–256 frames (see
+    /// The longest render time among the last 225–256 frames drawn in under a period (see
     /// ``planningBudget``; a slower frame misses whenever it starts and deepens the pipeline).
     public private(set) var renderPeak = RecentPeak()
     /// How late the process wakes, learned by the render time's rule (rises at once to a later
@@ -329,7 +329,9 @@ public struct KMSFrameScheduler: Sendable {
     public mutating func beginCallback(refreshIndex: UInt64, now: MonotonicInstant) -> RefreshEvent {
         let (time, sequence, periods, awaited) = pending ?? (callbackVblank, lastSequence, 1, false)
         pending = nil
-        if awaited { wakeLateness.record(now - time) }
+        // At most a period: an event read long after its vblank (a stall, a stale event after a
+        // resume) says little of how late a timer wakes, and would stop planning until it decays.
+        if awaited { wakeLateness.record(Nanoseconds(min((now - time).value, period.value))) }
         var followsStall = restarting
         restarting = false
         if let last = lastTimestamp, time < last { followsStall = true }

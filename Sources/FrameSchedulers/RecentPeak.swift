@@ -19,7 +19,9 @@ public struct RecentPeak: Sendable {
 
     public init() {}
 
+    /// Adds a sample (at least 0: render times).
     public mutating func append(_ value: Int64) {
+        let value = max(0, value)
         withUnsafeMutableBytes(of: &maxima) { raw in
             let m = raw.bindMemory(to: Int64.self)
             if inBlock == RecentPeak.blockSize {

@@ -123,6 +123,7 @@ extension WaylandRefreshScheduler {
         contentCommitted()
         if let began = callbackBegan {
             renderTime.record(time - began)
+            recentRenderTimes.append(max(0, (time - began).value))
             callbackBegan = nil
         }
         let latest = nextRefreshIndex &- 1

@@ -66,10 +66,11 @@ extension WaylandRefreshScheduler {
     /// nothing still commits for its target, with a FIFO barrier), after every committed frame
     /// still waiting, and its deadline leaves the render budget and ``minimumWakeAllowance`` from
     /// now; then later by whole periods until it is after every committed frame still waiting
-    /// (``pastWaitingFrames(_:now:)``).
+    /// (``pastWaitingFrames(_:)``).
     ///
     /// And a target that a frame started now is sure to miss moves one period later: when the
-    /// frame, ready after the render estimate, is submitted after the target less the longest lead
+    /// frame, ready after a typical render time (the median of the recent ones, at most the
+    /// estimate), is submitted after the target less the longest lead
     /// known to be too short (``SubmitDeadlineLearner/tooShortLead``; none known: 0). The depth
     /// is learned from what frames made, and under low latency not from a miss (its lead is the
     /// deadline's to learn), so a depth one short is otherwise never corrected: every frame then
@@ -84,12 +85,16 @@ extension WaylandRefreshScheduler {
         let p = period
         var target = predicted
         if let estimate = renderTime.estimate, estimate < p {
+            // The typical frame (the recent median, at most the estimate): after one slow frame
+            // the estimate stays high for a while, and the next frames, as fast as before, would
+            // be aimed a period past the refresh they make.
+            let typical = Nanoseconds(min(estimate.value, recentRenderTimes.median))
             let tooShort = deadlines.tooShortLead ?? .zero
-            if target < now + estimate + tooShort { target = target + p }
+            if target < now + typical + tooShort { target = target + p }
         }
         guard isPeriodMeasured, let budget = renderTime.budget, let lead = deadlines.lead?.lead else { return target }
         let half = Nanoseconds(p.value / 2)
-        let waiting = waitingVblank(now: now)
+        let waiting = waitingVblank()
         // The earliest target whose deadline (target − lead) a frame started now still makes.
         let earliestPlanned = now + budget + WaylandRefreshScheduler.minimumWakeAllowance + lead
         while true {
@@ -99,32 +104,35 @@ extension WaylandRefreshScheduler {
             else { break }
             target = earlier
         }
-        return pastWaitingFrames(target, now: now)
+        return pastWaitingFrames(target)
     }
 
-    /// The latest vblank a committed frame still waiting is shown at: its target, or, once it is
-    /// half a period past its target unreported, the first vblank of its rhythm after `now` (it
-    /// missed its target: its frame was drawn for longer than the time left, perhaps a period or
-    /// more, and the frame callback that asks for the next frame comes when the compositor has
-    /// taken it for the coming repaint). Nil: none waiting.
-    func waitingVblank(now: MonotonicInstant) -> MonotonicInstant? {
-        let p = period
+    /// The latest vblank a committed frame still waiting is shown at: its target, or, when it was
+    /// committed later than its target less the longest lead known to be too short
+    /// (``SubmitDeadlineLearner/tooShortLead``; none known: 0), the first vblank of its rhythm its
+    /// commit still makes (it was drawn for longer than the time left, perhaps a period or more).
+    /// From the commit, not from now: a compositor that calls back just after the presentation
+    /// (mutter) may send the frame callback before that presentation's feedback. Nil: none waiting.
+    func waitingVblank() -> MonotonicInstant? {
+        let p = period.value
+        let tooShort = deadlines.tooShortLead ?? .zero
         var waiting: MonotonicInstant?
-        for slot in slots where slot.inUse && slot.committed != nil {
-            guard var shown = slot.target else { continue }
-            if shown + Nanoseconds(p.value / 2) <= now { shown = shown + p * Int((now - shown).value / p.value + 1) }
+        for slot in slots where slot.inUse {
+            guard let committed = slot.committed, var shown = slot.target else { continue }
+            let earliest = committed + tooShort
+            if earliest > shown { shown = shown + Nanoseconds(((earliest - shown).value + p - 1) / p * p) }
             waiting = max(waiting ?? shown, shown)
         }
         return waiting
     }
 
     /// `target`, or whole periods later when it is not past every committed frame still waiting
-    /// (``waitingVblank(now:)``; on the same rhythm, to within half a period): with FIFO a frame is
+    /// (``waitingVblank()``; on the same rhythm, to within half a period): with FIFO a frame is
     /// shown for a refresh at least, and without, a frame the compositor took is shown before a
     /// later commit.
-    func pastWaitingFrames(_ target: MonotonicInstant, now: MonotonicInstant) -> MonotonicInstant {
+    func pastWaitingFrames(_ target: MonotonicInstant) -> MonotonicInstant {
         let p = period, half = Nanoseconds(p.value / 2)
-        guard let waiting = waitingVblank(now: now), target < waiting + half else { return target }
+        guard let waiting = waitingVblank(), target < waiting + half else { return target }
         return target + p * Int(((waiting + half) - target).value / p.value + 1)
     }
 }

@@ -98,7 +98,7 @@ extension WaylandRefreshScheduler {
             target = reachableTarget(from: target, now: arrival, timestamp: timestamp)
         } else if isPeriodMeasured && !firstAfterStart {
             // A frame that missed its target and still waits moves the next past its vblank.
-            target = pastWaitingFrames(target, now: arrival)
+            target = pastWaitingFrames(target)
         }
         if let given = compositorSequence, let previous = lastCompositorSequence {
             // The compositor's count wins when it agrees with the time to within one refresh.

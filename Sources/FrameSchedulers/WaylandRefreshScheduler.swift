@@ -136,6 +136,9 @@ public struct WaylandRefreshScheduler: Sendable {
     }
     /// The program's time from a callback's start to its frame's commit.
     public internal(set) var renderTime = RenderTimeEstimator()
+    /// The last frames' render times, for a typical one (their median): a target a frame is sure
+    /// to miss is judged by it, not by the estimate, which a single slow frame keeps high.
+    public internal(set) var recentRenderTimes = RecentMedian()
     /// How late the shell's timer runs a planned start, learned by the same rule (rises at once
     /// to a later wake-up, decays slowly; no margin): a start planned that much earlier runs in
     /// time, where one late wake-up otherwise missed the latch, and with FIFO the frame after it.
