@@ -83,9 +83,6 @@ public struct RecentMedian: Sendable {
         count = n
     }
 
-    /// The largest of the values held (0 when empty).
-    public var largest: Int64 { count > 0 ? slot(count - 1, of: sorted) : 0 }
-
     private func slot(_ index: Int, of slots: Slots) -> Int64 {
         withUnsafeBytes(of: slots) { $0.bindMemory(to: Int64.self)[index] }
     }

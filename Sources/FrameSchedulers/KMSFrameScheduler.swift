@@ -205,7 +205,7 @@ public struct KMSFrameScheduler: Sendable {
         let drawn = now - callbackBegan
         renderTime.record(drawn)
         recentRenderTimes.append(max(0, drawn.value))
-        if drawn < period { renderPeak.append(max(0, drawn.value)) }
+        if drawn < period { renderPeak.append(drawn.value) }
         if let target = lastTarget { submissions.add(refresh: callbackRefresh, target: target, submitted: now) }
         if !isModeSet {
             isModeSet = true

@@ -122,8 +122,9 @@ extension WaylandRefreshScheduler {
     public mutating func frameCommitted(at time: MonotonicInstant) {
         contentCommitted()
         if let began = callbackBegan {
-            renderTime.record(time - began)
-            recentRenderTimes.append(max(0, (time - began).value))
+            let drawn = time - began
+            renderTime.record(drawn)
+            recentRenderTimes.append(max(0, drawn.value))
             callbackBegan = nil
         }
         let latest = nextRefreshIndex &- 1

@@ -104,7 +104,7 @@ extension WaylandRefreshScheduler {
             else { break }
             target = earlier
         }
-        return pastWaitingFrames(target)
+        return Self.past(target, waiting: waiting, period: p)
     }
 
     /// The latest vblank a committed frame still waiting is shown at: its target, or, when it was
@@ -131,8 +131,14 @@ extension WaylandRefreshScheduler {
     /// shown for a refresh at least, and without, a frame the compositor took is shown before a
     /// later commit.
     func pastWaitingFrames(_ target: MonotonicInstant) -> MonotonicInstant {
-        let p = period, half = Nanoseconds(p.value / 2)
-        guard let waiting = waitingVblank(), target < waiting + half else { return target }
+        Self.past(target, waiting: waitingVblank(), period: period)
+    }
+
+    /// `target`, or whole periods of `period` later when it is not past `waiting` (to within half
+    /// a period).
+    private static func past(_ target: MonotonicInstant, waiting: MonotonicInstant?, period p: Nanoseconds) -> MonotonicInstant {
+        let half = Nanoseconds(p.value / 2)
+        guard let waiting, target < waiting + half else { return target }
         return target + p * Int(((waiting + half) - target).value / p.value + 1)
     }
 }
