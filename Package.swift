@@ -13,22 +13,19 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "DisplayLink",
+    // What a program imports: the link, the place to draw, the renderer, the animation toolkit,
+    // the testing support, the link on the program's own surface or fed by it, and the C library.
+    // The layers beneath (backends, EGL, schedulers, input, C system libraries) are targets only.
     products: [
         .library(name: "DisplayLinkCore", targets: ["DisplayLinkCore"]),
-        .library(name: "DisplayLinkTesting", targets: ["DisplayLinkTesting"]),
-        .library(name: "WaylandBackend", targets: ["WaylandBackend"]),
-        .library(name: "EGLGraphics", targets: ["EGLGraphics"]),
+        .library(name: "DisplaySurface", targets: ["DisplaySurface"]),
         .library(name: "GLESRenderer", targets: ["GLESRenderer"]),
         .library(name: "Motion", targets: ["Motion"]),
-        .library(name: "SurfaceInput", targets: ["SurfaceInput"]),
-        .library(name: "DRMBackend", targets: ["DRMBackend"]),
-        .library(name: "ConsoleSeat", targets: ["ConsoleSeat"]),
-        .library(name: "Scenes", targets: ["Scenes"]),
-        .library(name: "PNGImage", targets: ["PNGImage"]),
-        .library(name: "DisplaySurface", targets: ["DisplaySurface"]),
-        .library(name: "SurfaceBackend", targets: ["SurfaceBackend"]),
-        .library(name: "OffscreenBackend", targets: ["OffscreenBackend"]),
+        .library(name: "ForeignSources", targets: ["ForeignSources"]),
+        .library(name: "DisplayLinkTesting", targets: ["DisplayLinkTesting"]),
         .library(name: "DisplayLinkWaylandTesting", targets: ["DisplayLinkWaylandTesting"]),
+        // The C library (libdisplaylink.so; header and pkg-config file: `make install`).
+        .library(name: "displaylink", type: .dynamic, targets: ["DisplayLinkC"]),
         .executable(name: "displaylink-demo", targets: ["displaylink-demo"]),
     ],
     dependencies: [
@@ -58,6 +55,11 @@ let package = Package(
         // Sessions through a seat manager (seatd, systemd-logind) and console input through it.
         .systemLibrary(name: "CSeat", pkgConfig: "libseat", providers: [.apt(["libseat-dev"])]),
         .systemLibrary(name: "CInput", pkgConfig: "libinput", providers: [.apt(["libinput-dev", "libudev-dev"])]),
+        // libdispatch's entry points for serving the main queue from a run loop (CoreFoundation's).
+        .systemLibrary(name: "CMainQueue"),
+        // The C library's header as a module: its implementation uses the header's own types
+        // (dl_frame, the options), so their layout is the C compiler's.
+        .systemLibrary(name: "CDisplayLinkABI"),
         // wayland-scanner output (generated, see Protocols/) plus cwl_ helpers.
         .target(name: "CWayland", dependencies: ["CWaylandClient"], path: "CWayland", publicHeadersPath: "include"),
 
@@ -102,8 +104,22 @@ let package = Package(
         .target(
             name: "DisplaySurface",
             dependencies: ["DisplayLinkCore", "SurfaceBackend", "WaylandBackend", "DRMBackend", "ConsoleSeat", "OffscreenBackend",
-                           "EGLGraphics", "PNGImage", "SurfaceInput", "FrameSchedulers",
+                           "EGLGraphics", "PNGImage", "SurfaceInput", "FrameSchedulers", "CMainQueue",
                            .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // The link on a wl_surface the program owns, and fed with the presentations it learns.
+        .target(
+            name: "ForeignSources",
+            dependencies: ["DisplayLinkCore", "FrameSchedulers", "WaylandBackend", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // The C ABI over the link, the sources and the surface (include/displaylink.h).
+        .target(
+            name: "DisplayLinkC",
+            dependencies: ["DisplayLinkCore", "ForeignSources", "DisplaySurface", "CDisplayLinkABI",
+                           .product(name: "Logging", package: "swift-log")],
+            exclude: ["include", "displaylink.pc.in", "exports.map"],
             swiftSettings: strict
         ),
         .executableTarget(

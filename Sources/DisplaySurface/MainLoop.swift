@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import WaylandBackend
+internal import CMainQueue
 
 extension DisplaySurface {
     /// Bumped whenever a surface opens or closes: the main loop then polls the new set of sockets.
@@ -17,9 +18,8 @@ extension DisplaySurface {
     /// main queue still fire (the queue is drained on this thread). DRM/KMS page-flip events keep
     /// their dispatch source. Surfaces opened later, from the loop, are read the same way.
     ///
-    /// Call it from the main thread (the top level of `main.swift`). Where libdispatch does not
-    /// export the entry points that let a thread serve its main queue (those CoreFoundation's run
-    /// loop uses), this is `dispatchMain()`.
+    /// Call it from the main thread (the top level of `main.swift`). Where libdispatch gives no
+    /// main queue descriptor, this is `dispatchMain()`.
     public static func runMainLoop() -> Never {
         guard let mainQueue = MainQueueDrain.resolve() else { dispatchMain() }
         MainActor.assumeIsolated { MainLoop.run(mainQueue) }
@@ -27,29 +27,28 @@ extension DisplaySurface {
 }
 
 /// The libdispatch entry points a run loop uses to serve the main queue on the main thread
-/// (`_dispatch_get_main_queue_handle_4CF`, `_dispatch_main_queue_callback_4CF`), looked up at run
-/// time: exported by the libdispatch Swift ships on Linux, but not declared in its headers.
-struct MainQueueDrain {
-    typealias Handle = @convention(c) () -> Int32
-    typealias Drain = @convention(c) (UnsafeMutableRawPointer?) -> Void
-    let descriptor: Int32
-    let drain: Drain
+/// (`_dispatch_get_main_queue_handle_4CF`, `_dispatch_main_queue_callback_4CF`, those
+/// CoreFoundation's run loop uses): exported by the libdispatch Swift ships on Linux, shared and
+/// static, but declared in no header it installs (`CMainQueue` declares them). The C library's
+/// `dl_dispatch` serves the main queue with it too.
+package struct MainQueueDrain: Sendable {
+    /// An eventfd that becomes readable when the main queue has work.
+    package let descriptor: Int32
 
-    static func resolve() -> MainQueueDrain? {
-        guard let program = dlopen(nil, RTLD_NOW),
-            let handle = dlsym(program, "_dispatch_get_main_queue_handle_4CF"),
-            let drain = dlsym(program, "_dispatch_main_queue_callback_4CF")
-        else { return nil }
-        let descriptor = unsafeBitCast(handle, to: Handle.self)()
+    package static func resolve() -> MainQueueDrain? {
+        let descriptor = _dispatch_get_main_queue_handle_4CF()
         guard descriptor >= 0 else { return nil }
-        return MainQueueDrain(descriptor: descriptor, drain: unsafeBitCast(drain, to: Drain.self))
+        return MainQueueDrain(descriptor: descriptor)
     }
 
+    /// Whether the calling thread is the process's main thread (the one that runs `main()`).
+    package static var isMainThread: Bool { cmq_is_main_thread() != 0 }
+
     /// Clears the wake-up (an eventfd) and runs what the main queue holds.
-    func run() {
+    package func run() {
         var count: UInt64 = 0
         _ = read(descriptor, &count, MemoryLayout<UInt64>.size)
-        drain(nil)
+        _dispatch_main_queue_callback_4CF(nil)
     }
 }
 

@@ -67,6 +67,41 @@ extension WaylandConnection {
         socketReadable()
     }
 
+    /// Before a caller's loop waits on ``fileDescriptor`` (after ``beginDirectReading()``):
+    /// dispatches what is already queued for this connection, flushes, and prepares to read
+    /// (`wl_display_prepare_read_queue`). While prepared, no other reader of the display (another
+    /// thread of the program: SDL 3 reads from a cursor thread) can take this connection's events
+    /// off the socket unseen: a read waits for ``finishWait(readable:)``, which must follow, on
+    /// this thread, before any other call that may read the display. Returns false (nothing
+    /// prepared) once the connection failed.
+    public func prepareToWait() -> Bool {
+        guard error == nil, !isPreparedToRead else { return isPreparedToRead }
+        while prepareRead() != 0 {
+            dispatchPending()
+            guard error == nil else { return false }
+        }
+        isPreparedToRead = true
+        flush()
+        return true
+    }
+
+    /// After the wait ``prepareToWait()`` prepared: reads the socket when the wait found it
+    /// `readable` (else gives the read up), then dispatches what came.
+    public func finishWait(readable: Bool) {
+        guard isPreparedToRead else { return }
+        isPreparedToRead = false
+        guard error == nil else {
+            wl_display_cancel_read(display)
+            return
+        }
+        if readable {
+            guard wl_display_read_events(display) >= 0 else { return fail() }
+        } else {
+            wl_display_cancel_read(display)
+        }
+        dispatchPending()
+    }
+
     private func socketReadable() {
         guard error == nil else { return }
         wakeupCount += 1
@@ -77,14 +112,27 @@ extension WaylandConnection {
         // at once, so it reads one chunk a call and asks the socket nothing more (one system
         // call less on every wake-up).
         repeat {
-            while wl_display_prepare_read(display) != 0 {
-                guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
+            while prepareRead() != 0 {
+                guard dispatchQueuePending() >= 0 else { return fail() }
             }
             // Flush what we queued before reading, as the protocol asks.
             _ = wl_display_flush(display)
             guard wl_display_read_events(display) >= 0 else { return fail() }
             dispatchPending()
         } while error == nil && !readSourceSuspended && socketStillReadable()
+    }
+
+    /// `wl_display_prepare_read` on this connection's queue (the default one, or a borrowed
+    /// connection's own).
+    func prepareRead() -> Int32 {
+        if let queue { return wl_display_prepare_read_queue(display, queue) }
+        return wl_display_prepare_read(display)
+    }
+
+    /// `wl_display_dispatch_pending` on this connection's queue: the events already read for it.
+    func dispatchQueuePending() -> Int32 {
+        if let queue { return wl_display_dispatch_queue_pending(display, queue) }
+        return wl_display_dispatch_pending(display)
     }
 
     private func socketStillReadable() -> Bool {
@@ -101,9 +149,9 @@ extension WaylandConnection {
     /// read the next frame callback) has the events dispatched and the handlers run again after
     /// it returns, not inside it, so one refresh never starts inside another (and a compositor
     /// that answers at once cannot grow the stack frame by frame).
-    func dispatchPending() {
+    public func dispatchPending() {
         guard error == nil else { return }
-        guard wl_display_dispatch_pending(display) >= 0 else { return fail() }
+        guard dispatchQueuePending() >= 0 else { return fail() }
         if runningAfterDispatchHandlers {
             afterDispatchHandlersAgain = true
             flush()

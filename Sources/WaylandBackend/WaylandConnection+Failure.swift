@@ -7,11 +7,11 @@ internal import CWaylandClient
 extension WaylandConnection {
     /// Returns the number that removes it (``removeErrorHandler(_:)``).
     @discardableResult
-    func addErrorHandler(_ handler: @escaping (WaylandError) -> Void) -> Int {
+    public func addErrorHandler(_ handler: @escaping (WaylandError) -> Void) -> Int {
         errorHandlers.add(handler)
     }
 
-    func removeErrorHandler(_ id: Int) {
+    public func removeErrorHandler(_ id: Int) {
         errorHandlers.remove(id)
     }
 
@@ -33,6 +33,10 @@ extension WaylandConnection {
         guard error == nil else { return }
         let failure = readFailure()
         error = failure
+        if isPreparedToRead {
+            isPreparedToRead = false
+            wl_display_cancel_read(display)
+        }
         endDirectReading()
         readSource?.cancel()
         writeSource?.cancel()

@@ -8,7 +8,7 @@ extension WaylandConnection {
     func globalAdded(name: UInt32, interface: String, version: UInt32) {
         globals.append(WaylandGlobal(name: name, interface: interface, version: version))
         // Outputs can come and go at any time; bind them as they appear once we are running.
-        if interface == "wl_output", registry != nil, compositor != nil {
+        if interface == "wl_output", registry != nil, globalsBound {
             bindOutput(name: name, version: version)
         }
     }
@@ -23,14 +23,18 @@ extension WaylandConnection {
 
     func bindGlobals() {
         guard let registry else { return }
+        defer { globalsBound = true }
+        // On the program's display only the timing globals and the outputs: the window, its
+        // input and its scale are the program's.
+        let binds = { (interface: String) in !self.isBorrowed || WaylandGlobals.borrowed.contains(interface) }
         // The timestamps manager first: the seat subscribes each device as it appears.
-        if options.bindInputTimestamps, let global = globals.first(where: { $0.interface == "zwp_input_timestamps_manager_v1" }) {
+        if options.bindInputTimestamps, !isBorrowed, let global = globals.first(where: { $0.interface == "zwp_input_timestamps_manager_v1" }) {
             let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.inputTimestampsVersion)
             inputTimestampsManager = OpaquePointer(
                 cwl_registry_bind(registry, global.name, cwl_zwp_input_timestamps_manager_v1_interface(), version))
             boundVersions.append((global.interface, version))
         }
-        for global in globals {
+        for global in globals where binds(global.interface) {
             switch global.interface {
             case "wl_compositor":
                 compositor = OpaquePointer(

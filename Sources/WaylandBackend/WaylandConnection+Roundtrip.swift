@@ -23,7 +23,7 @@ extension WaylandConnection {
         let deadline = MonotonicInstant.now() + options.replyTimeout
         let replied = RoundtripFlag()
         let box = Unmanaged.passRetained(SyncRequest { replied.value = true }).toOpaque()
-        guard let callback = wl_display_sync(display) else {
+        guard let callback = wl_display_sync(displayProxy) else {
             Unmanaged<SyncRequest>.fromOpaque(box).release()
             return .failed
         }
@@ -39,8 +39,8 @@ extension WaylandConnection {
 
     private func awaitReply(_ replied: RoundtripFlag, until deadline: MonotonicInstant) -> RoundtripOutcome {
         while !replied.value {
-            if wl_display_prepare_read(display) != 0 {
-                guard wl_display_dispatch_pending(display) >= 0 else { return .failed }
+            if prepareRead() != 0 {
+                guard dispatchQueuePending() >= 0 else { return .failed }
                 continue
             }
             _ = wl_display_flush(display)
@@ -58,7 +58,7 @@ extension WaylandConnection {
                 return .failed
             }
             guard wl_display_read_events(display) >= 0 else { return .failed }
-            guard wl_display_dispatch_pending(display) >= 0 else { return .failed }
+            guard dispatchQueuePending() >= 0 else { return .failed }
         }
         return .done
     }
@@ -70,7 +70,7 @@ extension WaylandConnection {
     public func sync(_ done: @escaping @MainActor () -> Void) {
         guard error == nil else { return }
         let box = Unmanaged.passRetained(SyncRequest(done)).toOpaque()
-        let callback = wl_display_sync(display)
+        let callback = wl_display_sync(displayProxy)
         wl_callback_add_listener(callback, WaylandListeners.sync, box)
         flush()
     }

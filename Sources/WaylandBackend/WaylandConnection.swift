@@ -2,6 +2,7 @@ import DisplayLinkCore
 import Dispatch
 import Glibc
 import KernelCall
+import SystemPackage
 internal import CWayland
 internal import CWaylandClient
 
@@ -69,6 +70,15 @@ public final class WaylandConnection {
 
     let display: OpaquePointer
     let options: Options
+    /// Whether the display is the program's (``init(borrowing:options:)``): it is never
+    /// disconnected here, and only the library's own objects are made on it.
+    public let isBorrowed: Bool
+    /// A borrowed connection's event queue, and the display wrapper on it that every object of
+    /// ours is made from, so that only our dispatch runs our listeners and the program's dispatch
+    /// never runs them (nil: the display's default queue, on a connection of our own).
+    let queue: OpaquePointer?
+    /// What requests that make objects go to: the display itself, or its wrapper on ``queue``.
+    let displayProxy: OpaquePointer
 
     // MARK: Bound globals (see +Globals)
 
@@ -82,6 +92,8 @@ public final class WaylandConnection {
     var viewporter: OpaquePointer?
     var fractionalScaleManager: OpaquePointer?
     var inputTimestampsManager: OpaquePointer?
+    /// Whether ``bindGlobals()`` ran: outputs advertised later are bound as they come.
+    var globalsBound = false
     /// The versions bound, by interface (for ``timingProtocols``).
     var boundVersions: [(String, UInt32)] = []
     /// The compositor's outputs (`wl_output`), in the order it advertised them; outputs it
@@ -99,6 +111,8 @@ public final class WaylandConnection {
     /// Whether the dispatch read source is suspended because a run loop on this thread reads the
     /// socket itself (``beginDirectReading()``).
     var readSourceSuspended = false
+    /// Whether ``prepareToWait()`` prepared a read that ``finishWait(readable:)`` has not ended.
+    var isPreparedToRead = false
     var afterDispatchHandlers: [AfterDispatchHandler] = []
     var nextAfterDispatchID = 0
     var runningAfterDispatchHandlers = false
@@ -120,12 +134,47 @@ public final class WaylandConnection {
             throw .cannotConnect(socket: name, errno: error.rawValue == 0 ? nil : error)
         }
         self.display = display
-        compositorName = WaylandConnection.peerProcessName(fd: wl_display_get_fd(display))
+        displayProxy = display
+        queue = nil
+        isBorrowed = false
+        try start()
+    }
 
-        registry = wl_display_get_registry(display)
+    /// A connection on a display the program opened (`wl_display *`, e.g. SDL's or GLFW's): the
+    /// library binds its own `wp_presentation`, outputs and (when offered) the commit-timing and
+    /// FIFO managers on an event queue of its own, through a display wrapper, and reads the socket
+    /// only with `wl_display_prepare_read_queue` and `wl_display_read_events`, so that it neither
+    /// takes the program's events nor blocks its dispatch. No windowing or input globals are bound
+    /// (the program has its own), and the display is never disconnected here: the program closes
+    /// it, after this connection is gone. The first round trips wait on the calling thread, at
+    /// most ``Options/replyTimeout`` each.
+    public init(borrowing display: OpaquePointer, options: Options = Options()) throws(WaylandError) {
+        self.options = options
+        self.display = display
+        isBorrowed = true
+        socketName = "the program's display"
+        guard wl_display_get_error(display) == 0 else {
+            let code = wl_display_get_error(display)
+            throw .connectionLost(errno: Errno(rawValue: code))
+        }
+        let queue = wl_display_create_queue(display)
+        guard let queue, let wrapper = wl_proxy_create_wrapper(UnsafeMutableRawPointer(display)) else {
+            if let queue { wl_event_queue_destroy(queue) }
+            throw .connectionLost(errno: nil)
+        }
+        wl_proxy_set_queue(OpaquePointer(wrapper), queue)
+        self.queue = queue
+        displayProxy = OpaquePointer(wrapper)
+        try start()
+    }
+
+    /// Binds the globals, waits for their first events and starts reading.
+    private func start() throws(WaylandError) {
+        compositorName = WaylandConnection.peerProcessName(fd: wl_display_get_fd(display))
+        registry = wl_display_get_registry(displayProxy)
         wl_registry_add_listener(registry, WaylandListeners.registry, Unmanaged.passUnretained(self).toOpaque())
         try roundtripOrTearDown()
-        let missing = WaylandGlobals.missing(from: globals)
+        let missing = isBorrowed ? [] : WaylandGlobals.missing(from: globals)
         guard missing.isEmpty else {
             teardown()
             throw .missingGlobals(missing)
@@ -186,9 +235,22 @@ public final class WaylandConnection {
 
     // MARK: Teardown
 
+    /// Tears the connection down now rather than at deinit: every object of the library's goes
+    /// (a borrowed display stays open, its queue is destroyed), and every later request is
+    /// dropped (``error`` is ``WaylandError/closed``; no error handler runs). For a program that
+    /// disconnects its display right after letting go of the library. Idempotent.
+    public func close() {
+        if error == nil { error = .closed }
+        teardown()
+    }
+
     private func teardown() {
         guard !tornDown else { return }
         tornDown = true
+        if isPreparedToRead {
+            isPreparedToRead = false
+            wl_display_cancel_read(display)
+        }
         // The seat's devices (and their timestamp objects) before the manager they came from.
         seatInput?.destroy()
         seatInput = nil
@@ -211,7 +273,15 @@ public final class WaylandConnection {
         writeSource = nil
         let display = self.display
         endDirectReading()  // a suspended source never runs its cancel handler
-        if let readSource {
+        if isBorrowed {
+            // The program's display stays open: only what is ours goes, the queue last (nothing
+            // of ours may be left on it), and the read source stops watching the program's socket.
+            readSource?.cancel()
+            readSource = nil
+            wl_proxy_wrapper_destroy(UnsafeMutableRawPointer(displayProxy))
+            if let queue { wl_event_queue_destroy(queue) }
+            if wl_display_get_error(display) == 0 { _ = wl_display_flush(display) }
+        } else if let readSource {
             // The fd belongs to the display: close it only once the read source has let go.
             nonisolated(unsafe) let display = display
             readSource.setCancelHandler { wl_display_disconnect(display) }

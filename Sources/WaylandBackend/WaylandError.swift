@@ -22,6 +22,8 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The compositor accepted the connection but sent no reply within the time allowed
     /// (``WaylandConnection/Options/replyTimeout``): stopped, hung, or far too busy.
     case notResponding(socket: String, seconds: Double)
+    /// The connection was closed by the program (``WaylandConnection/close()``).
+    case closed
 
     public var description: String {
         switch self {
@@ -42,6 +44,8 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
             "The Wayland compositor has no output \(output) (its outputs: "
                 + (available.isEmpty ? "none" : available.map { "'\($0)'" }.joined(separator: ", "))
                 + "). Name one of them in DisplaySurface.Options.waylandOutput, or pass one of WaylandConnection.outputs to WaylandWindow."
+        case .closed:
+            "The connection to the Wayland compositor was closed by the program."
         case .notResponding(let socket, let seconds):
             "The Wayland compositor at '\(socket)' accepted the connection but did not reply within \(seconds.formatted2) s: "
                 + "it is stopped, hung or overloaded. Check the compositor, or allow it longer "

@@ -10,7 +10,7 @@ extension WaylandFrameSource {
 
     func requestFrameCallback() {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let callback = wl_surface_frame(window.surface)
+        let callback = wl_surface_frame(paced.frameProxy)
         wl_callback_add_listener(callback, WaylandFrameSource.callbackListener, me)
         frameCallback = callback
     }
@@ -31,7 +31,7 @@ extension WaylandFrameSource {
             }
         }
         let me = Unmanaged.passUnretained(self).toOpaque()
-        let feedback = wp_presentation_feedback(presentation, window.surface)
+        let feedback = wp_presentation_feedback(presentation, paced.frameProxy)
         wp_presentation_feedback_add_listener(feedback, WaylandFrameSource.feedbackListener, me)
         feedbackProxies[slot] = feedback
     }
@@ -50,6 +50,9 @@ extension WaylandFrameSource {
         refresh: UInt32, sequence: UInt64, flags: UInt32
     ) {
         guard let slot = takeProxy(proxy) else { return }
+        // The outputs the frame was shown on (the program's surface learns its outputs so),
+        // before the presentation is learned from: on a new output the rhythm starts afresh.
+        paced.feedbackPresented()
         let now = MonotonicInstant.now()
         if clockDomain != .monotonic, clockOffset.isStale(at: now) {
             clockOffset = PresentationClock.offset(for: clockDomain)
@@ -63,6 +66,12 @@ extension WaylandFrameSource {
                 flags: PresentationFlags(rawValue: flags & 0xF))
         else { return }
         dispatcher.deliver(feedback)
+    }
+
+    private func feedbackNamed(_ proxy: OpaquePointer?) {
+        // The library's window knows its outputs from wl_surface.enter and leave.
+        guard !paced.commitsItself, let output = connection.output(for: proxy) else { return }
+        paced.feedbackNamed(output)
     }
 
     private func discarded(_ proxy: OpaquePointer?) {
@@ -109,7 +118,11 @@ extension WaylandFrameSource {
 
     private nonisolated(unsafe) static let feedbackListener = WaylandListeners.make(
         wp_presentation_feedback_listener(
-            sync_output: { _, _, _ in },
+            sync_output: { data, _, output in
+                onMainActor((WaylandFrameSource.from(data), output)) { arguments in
+                    arguments.0.feedbackNamed(arguments.1)
+                }
+            },
             presented: { data, feedback, secondsHigh, secondsLow, nanoseconds, refresh, sequenceHigh, sequenceLow, flags in
                 let presented = Presented(
                     source: WaylandFrameSource.from(data), feedback: feedback,

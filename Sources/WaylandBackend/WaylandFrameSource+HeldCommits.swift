@@ -20,7 +20,7 @@ extension WaylandFrameSource {
 
     private func heldCommitTimerFired() {
         isHeldCommitTimerArmed = false
-        guard error == nil, !window.isDestroyed else { return }
+        guard error == nil, !paced.isDestroyed else { return }
         if scheduler.heldCommitCheck(at: MonotonicInstant.now()) == .probe {
             // Rare (a timed commit 4 periods late), so the connection's own round trip serves;
             // its answer holds the source weakly.
@@ -35,7 +35,7 @@ extension WaylandFrameSource {
     }
 
     private func probeAnswered() {
-        guard error == nil, !window.isDestroyed else { return }
+        guard error == nil, !paced.isDestroyed else { return }
         if case .fallBack(let release) = scheduler.compositorAnswered(at: MonotonicInstant.now()) {
             releaseHeldCommit(at: release)
         }
@@ -63,10 +63,16 @@ extension WaylandFrameSource {
                 keeps timed commits)
                 """)
         }
-        guard !window.isDestroyed, let timer = window.commitTimer else { return }
+        guard !paced.isDestroyed, let timer = paced.commitTimer else { return }
         setTimestamp(timer, release)
-        wl_surface_commit(window.surface)
         releaseCommitCount += 1
+        guard paced.commitsItself else {
+            // The program's surface: the release time goes with the program's next commit, which
+            // a refresh now asks for (its callback may draw; its own requests carry no target).
+            if let tick = scheduler.uncommittedTickDue(at: MonotonicInstant.now()) { perform(tick) }
+            return
+        }
+        wl_surface_commit(paced.frameProxy)
         connection.dispatchPending()
     }
 }

@@ -10,6 +10,7 @@ extension WaylandFrameSource {
     // MARK: Demand
 
     func demandChanged(_ wanted: Bool) {
+        if !wanted { withdrawStashedRequests() }
         let scheduleStart = scheduler.demandChanged(wanted, at: MonotonicInstant.now())
         if scheduler.wantsWatchdog { startWatchdog() } else { stopWatchdog() }
         guard scheduleStart else { return }
@@ -34,7 +35,7 @@ extension WaylandFrameSource {
         let wait = max(0, (time - MonotonicInstant.now()).value)
         DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(Int(wait))) { [weak self] in
             MainActor.assumeIsolated {
-                guard let self, self.error == nil, !self.window.isDestroyed,
+                guard let self, self.error == nil, !self.paced.isDestroyed,
                     let refresh = self.scheduler.preContentTickDue(at: MonotonicInstant.now(), index: index)
                 else { return }
                 self.perform(refresh)
@@ -55,36 +56,35 @@ extension WaylandFrameSource {
 
     /// Sends the refresh's requests, dispatches it, and commits the empty state if no target drew.
     func perform(_ refresh: WaylandRefreshScheduler.Refresh, plannedFor planned: MonotonicInstant? = nil) {
-        guard !window.isDestroyed else { return }
-        if refresh.requestsFrameCallback { requestFrameCallback() }
-        if let slot = refresh.feedbackSlot { requestFeedback(slot: slot) }
-        if let target = refresh.commitTarget, let timer = window.commitTimer {
-            setTimestamp(timer, target)
+        guard !paced.isDestroyed else { return }
+        if paced.commitsItself {
+            sendRequests(of: refresh)
+        } else {
+            // The program commits: the requests go out with the commit it announces (willCommit()).
+            withdrawStashedRequests()
+            stashedRefresh = refresh
         }
         if refresh.stride > 1 {
             stridedRefreshCount += 1
             if firstStridedRefreshIndex == nil { firstStridedRefreshIndex = refresh.index }
-        }
-        if let fifo = window.fifo, refresh.setsFifoBarrier {
-            // Applied with this refresh's commit: it waits until the previous one was presented
-            // (or the compositor gave up on it, e.g. while hidden), and sets the next barrier.
-            // Not before the first presentation (the surface is mapped by then), never on a timer tick.
-            wp_fifo_v1_wait_barrier(fifo)
-            wp_fifo_v1_set_barrier(fifo)
-            fifoBarrierCount += 1
         }
         if stallLogged && refresh.event.provenance != .timerFallback {
             stallLogged = false
             WaylandFrameSource.log.debug("frame callbacks resumed after a stall (refresh \(refresh.index); delta 0 under .zeroDelta)")
         }
         committedDuringDispatch = false
-        scheduler.callbackStarted(at: MonotonicInstant.now(), plannedFor: planned)
+        let began = MonotonicInstant.now()
+        scheduler.callbackStarted(at: began, plannedFor: planned)
         dispatcher.dispatch(refresh.event)
         // A target may have destroyed the window in its callback (closing its surface).
-        guard error == nil, !window.isDestroyed else { return }
-        if !committedDuringDispatch {
+        guard error == nil, !paced.isDestroyed else { return }
+        if !paced.commitsItself {
+            // The program may still commit for this refresh after its callbacks returned (it
+            // draws in its own loop): a tick follows only if it has not by the next vblank.
+            if !committedDuringDispatch { armUncommittedTick(for: refresh, callbackStart: began) }
+        } else if !committedDuringDispatch {
             // Nothing drawn: commit the frame request alone so the compositor keeps pacing us.
-            wl_surface_commit(window.surface)
+            wl_surface_commit(paced.frameProxy)
             emptyCommitCount += 1
             // Before the first frame with content no compositor answers it: tick on a timer.
             if let due = scheduler.refreshEndedWithoutContent() { schedulePreContentTick(at: due) }
@@ -92,6 +92,24 @@ extension WaylandFrameSource {
         armHeldCommitCheck()
         // EGL may have read events for our queue while swapping: handle them, then flush.
         connection.dispatchPending()
+    }
+
+    /// Sends the requests of `refresh`: the frame callback, the feedback, the commit's target and
+    /// its FIFO barrier, all applied by the surface's next commit.
+    func sendRequests(of refresh: WaylandRefreshScheduler.Refresh) {
+        if refresh.requestsFrameCallback { requestFrameCallback() }
+        if let slot = refresh.feedbackSlot { requestFeedback(slot: slot) }
+        if let target = refresh.commitTarget, let timer = paced.commitTimer {
+            setTimestamp(timer, target)
+        }
+        if let fifo = paced.fifo, refresh.setsFifoBarrier {
+            // Applied with this refresh's commit: it waits until the previous one was presented
+            // (or the compositor gave up on it, e.g. while hidden), and sets the next barrier.
+            // Not before the first presentation (the surface is mapped by then), never on a timer tick.
+            wp_fifo_v1_wait_barrier(fifo)
+            wp_fifo_v1_set_barrier(fifo)
+            fifoBarrierCount += 1
+        }
     }
 
     /// `wp_commit_timer_v1.set_timestamp` with `target` converted to the presentation clock.

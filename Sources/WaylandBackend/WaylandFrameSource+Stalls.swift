@@ -29,6 +29,9 @@ extension WaylandFrameSource {
 
     private func watchdogFired() {
         guard error == nil else { return }
+        // On the program's display, another reader (a toolkit's thread) may have queued events
+        // for this source that nothing dispatched: they count before a stall does.
+        if !paced.commitsItself { connection.dispatchPending() }
         switch scheduler.watchdog(now: MonotonicInstant.now()) {
         case .nothing:
             break
@@ -68,6 +71,8 @@ extension WaylandFrameSource {
         heldCommitTimer?.cancel()
         heldCommitTimer = nil
         isHeldCommitTimerArmed = false
+        uncommittedTimer?.cancel()
+        stashedRefresh = nil
         frameCallback = nil
         for index in feedbackProxies.indices { feedbackProxies[index] = nil }
         dispatcher.invalidateAll()

@@ -4,6 +4,7 @@ import DisplayLinkCore
 /// (leaving all of them, moving to another, a mode change).
 extension WaylandFrameSource {
     func suspendedChanged(_ suspended: Bool) {
+        if suspended { withdrawStashedRequests() }
         let scheduleStart = scheduler.suspendedChanged(suspended, at: MonotonicInstant.now())
         if scheduler.wantsWatchdog { startWatchdog() } else { stopWatchdog() }
         if suspended && !scheduler.hasCommittedContent {
@@ -23,13 +24,13 @@ extension WaylandFrameSource {
     }
 
     func outputsChanged() {
-        if !window.outputs.isEmpty { hasBeenOnOutput = true }
-        let off = hasBeenOnOutput && window.outputs.isEmpty
+        if !paced.outputs.isEmpty { hasBeenOnOutput = true }
+        let off = hasBeenOnOutput && paced.outputs.isEmpty
         if off != scheduler.isOffAllOutputs {
             scheduler.surfaceLeftAllOutputs(off)
             armHeldCommitCheck()
         }
-        let primary = window.outputs.first
+        let primary = paced.outputs.first
         let identity = primary.map { ObjectIdentifier($0) }
         let advertised = primary?.advertisedPeriod ?? currentAdvertised
         defer {

@@ -67,7 +67,8 @@ public final class WaylandFrameSource: FrameSource {
     static let log = Logger(label: "displaylink.wayland")
 
     public let dispatcher = RefreshDispatcher()
-    public let window: WaylandWindow
+    /// The surface paced: the library's window, or the program's surface.
+    let paced: any PacedSurface
     public let configuration: Configuration
     /// The source's decisions (timestamps, sequences, targets, stalls, requests), as a pure value.
     public internal(set) var scheduler: WaylandRefreshScheduler
@@ -112,7 +113,7 @@ public final class WaylandFrameSource: FrameSource {
     public var commitTimingState: String {
         if isCommitTimingFallenBack { return "fell back" }
         if isTimingCommits { return "in use" }
-        guard window.commitTimer != nil else { return "not offered" }
+        guard paced.commitTimer != nil else { return "not offered" }
         return configuration.allowsCommitTiming && isOnVirtualMonitor ? "not used on a virtual monitor" : "off"
     }
     /// Commits made to release a held timed commit (0 while none was held; more than 1 when a
@@ -132,7 +133,7 @@ public final class WaylandFrameSource: FrameSource {
     /// Feedback requests given up because the compositor never answered them (their slot reused).
     public internal(set) var lostFeedbackCount = 0
 
-    var connection: WaylandConnection { window.connection }
+    var connection: WaylandConnection { paced.connection }
     var frameCallback: OpaquePointer?
     var committedDuringDispatch = false
     var watchdog: DispatchSourceTimer?
@@ -156,25 +157,59 @@ public final class WaylandFrameSource: FrameSource {
     /// The output whose rhythm is being learned, and its advertised period.
     var currentOutput: ObjectIdentifier?
     var currentAdvertised: Nanoseconds
+    /// On the program's surface: the latest refresh's requests, until the program's commit
+    /// (``willCommit()``) sends them or a tick withdraws them; the tick's timer and the refresh
+    /// it is for; refreshes in a row without a commit, and whether that was warned about.
+    var stashedRefresh: WaylandRefreshScheduler.Refresh?
+    var uncommittedTimer: MainQueueTimer?
+    var uncommittedIndex: UInt64 = 0
+    var refreshesWithoutCommit = 0
+    var commitHookWarned = false
+    /// Called once instead of the source's own warning when ``missingCommitHookRefreshes``
+    /// refreshes in a row passed without a commit through ``willCommit()`` (a wrapper names its own
+    /// hook in its warning).
+    public var onCommitHookMissing: (() -> Void)?
+    /// Whether the surface is the program's (``willCommit()`` announces its commits).
+    public var isProgramSurface: Bool { !paced.commitsItself }
     /// What its handlers were registered as, with the window and the connection.
     private var handlerIDs = (suspended: 0, outputs: 0, afterDispatch: 0, error: 0)
 
-    public init(window: WaylandWindow, configuration: Configuration = Configuration()) {
-        self.window = window
+    /// A source for the library's own window: it commits the empty state itself when no link drew.
+    public convenience init(window: WaylandWindow, configuration: Configuration = Configuration()) {
+        self.init(paced: window, configuration: configuration)
+    }
+
+    /// A source for a `wl_surface` the program owns (`surface`, a `wl_surface *` of the borrowed
+    /// `connection`'s display, see ``WaylandConnection/init(borrowing:options:)``). The program
+    /// calls ``willCommit()`` right before each call that commits the surface; the source never
+    /// commits it. `usesFifo` and `usesCommitTiming`: the program leaves the surface's
+    /// `wp_fifo_v1` and `wp_commit_timer_v1` to the library (the protocols allow one of each per
+    /// surface, and a graphics stack may hold them: false unless the program knows they are free).
+    public convenience init(
+        programSurface surface: OpaquePointer, connection: WaylandConnection, usesFifo: Bool = false,
+        usesCommitTiming: Bool = false, configuration: Configuration = Configuration()
+    ) throws(WaylandError) {
+        let foreign = try ForeignSurface(
+            connection: connection, surface: surface, usesFifo: usesFifo, usesCommitTiming: usesCommitTiming)
+        self.init(paced: foreign, configuration: configuration)
+    }
+
+    init(paced: any PacedSurface, configuration: Configuration) {
+        self.paced = paced
         self.configuration = configuration
         let advertised =
-            window.outputs.first?.advertisedPeriod
-            ?? window.connection.outputs.first?.advertisedPeriod ?? .zero
-        currentOutput = window.outputs.first.map { ObjectIdentifier($0) }
+            paced.outputs.first?.advertisedPeriod
+            ?? paced.connection.outputs.first?.advertisedPeriod ?? .zero
+        currentOutput = paced.outputs.first.map { ObjectIdentifier($0) }
         currentAdvertised = advertised
-        let outputs = window.outputs.isEmpty ? window.connection.outputs : window.outputs
+        let outputs = paced.outputs.isEmpty ? paced.connection.outputs : paced.outputs
         isOnVirtualMonitor = !outputs.isEmpty && outputs.allSatisfy(\.isMutterVirtualMonitor)
         let timesCommits =
-            configuration.allowsCommitTiming && window.commitTimer != nil
+            configuration.allowsCommitTiming && paced.commitTimer != nil
             && (configuration.allowsCommitTimingOnVirtualMonitors || !isOnVirtualMonitor)
         scheduler = WaylandRefreshScheduler(
             configuration: .init(
-                usesPresentation: window.connection.hasPresentationTime,
+                usesPresentation: paced.connection.hasPresentationTime,
                 stallTimeout: configuration.stallTimeout,
                 fallbackTickInterval: configuration.fallbackTickInterval,
                 timesCommits: timesCommits,
@@ -182,18 +217,18 @@ public final class WaylandFrameSource: FrameSource {
             advertisedPeriod: advertised)
         scheduler.latency = configuration.latency
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
-        if let clock = window.connection.presentationClock {
+        if let clock = paced.connection.presentationClock {
             clockDomain = clock
             clockOffset = PresentationClock.offset(for: clock)
         }
         logTiming(advertised: advertised, timesCommits: timesCommits)
         dispatcher.onDemandChange = { [weak self] wanted in self?.demandChanged(wanted) }
-        handlerIDs.suspended = window.addSuspendedHandler { [weak self] suspended in self?.suspendedChanged(suspended) }
-        handlerIDs.outputs = window.addOutputsChangedHandler { [weak self] in self?.outputsChanged() }
-        if window.isSuspended { _ = scheduler.suspendedChanged(true, at: MonotonicInstant.now()) }
-        handlerIDs.afterDispatch = window.connection.addAfterDispatchHandler { [weak self] in self?.afterDispatch() }
-        handlerIDs.error = window.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
-        error = window.connection.error
+        handlerIDs.suspended = paced.addSuspendedHandler { [weak self] suspended in self?.suspendedChanged(suspended) }
+        handlerIDs.outputs = paced.addOutputsChangedHandler { [weak self] in self?.outputsChanged() }
+        if paced.isSuspended { _ = scheduler.suspendedChanged(true, at: MonotonicInstant.now()) }
+        handlerIDs.afterDispatch = paced.connection.addAfterDispatchHandler { [weak self] in self?.afterDispatch() }
+        handlerIDs.error = paced.connection.addErrorHandler { [weak self] failure in self?.connectionFailed(failure) }
+        error = paced.connection.error
         if error != nil { scheduler.connectionFailed() }
         if configuration.latency == .lowLatency {
             delayTimer = MainQueueTimer { [weak self] in self?.runDelayedRefresh() }
@@ -203,13 +238,13 @@ public final class WaylandFrameSource: FrameSource {
     /// Logs what timing the source has to work with (once, when it is made).
     private func logTiming(advertised: Nanoseconds, timesCommits: Bool) {
         let log = WaylandFrameSource.log
-        if let clock = window.connection.presentationClock {
+        if let clock = paced.connection.presentationClock {
             log.debug(
                 """
                 wp_presentation: presentation times on \(clock.description), converted to CLOCK_MONOTONIC \
                 (offset \(clockOffset.nanoseconds) ns ± \(clockOffset.uncertainty) ns)
                 """)
-        } else if window.connection.hasPresentationTime {
+        } else if paced.connection.hasPresentationTime {
             log.debug("wp_presentation bound but the compositor named no clock: presentation times taken as CLOCK_MONOTONIC")
         } else {
             log.debug(
@@ -221,10 +256,10 @@ public final class WaylandFrameSource: FrameSource {
         log.debug("advertised refresh period \(advertised) (targets use the measured period once known)")
         log.debug(
             """
-            timing protocols in use: \(window.connection.timingProtocols.joined(separator: ", "))\
-            \(window.commitTimer != nil && !configuration.allowsCommitTiming ? " (commit timing bound, not used by configuration)" : "")
+            timing protocols in use: \(paced.connection.timingProtocols.joined(separator: ", "))\
+            \(paced.commitTimer != nil && !configuration.allowsCommitTiming ? " (commit timing bound, not used by configuration)" : "")
             """)
-        if configuration.allowsCommitTiming && window.commitTimer != nil && !timesCommits {
+        if configuration.allowsCommitTiming && paced.commitTimer != nil && !timesCommits {
             log.debug(
                 """
                 commit timing not used: the window is on mutter's virtual monitors, which hold timed commits \
@@ -237,19 +272,44 @@ public final class WaylandFrameSource: FrameSource {
         stopWatchdog()
         heldCommitTimer?.cancel()
         delayTimer?.cancel()
+        uncommittedTimer?.cancel()
         destroyPendingRequests()
         // Its handlers go with it (a long-lived connection would otherwise run one more no-op
         // after every dispatch for each frame source it ever had).
-        window.removeSuspendedHandler(handlerIDs.suspended)
-        window.removeOutputsChangedHandler(handlerIDs.outputs)
-        window.connection.removeAfterDispatchHandler(handlerIDs.afterDispatch)
-        window.connection.removeErrorHandler(handlerIDs.error)
+        paced.removeSuspendedHandler(handlerIDs.suspended)
+        paced.removeOutputsChangedHandler(handlerIDs.outputs)
+        paced.connection.removeAfterDispatchHandler(handlerIDs.afterDispatch)
+        paced.connection.removeErrorHandler(handlerIDs.error)
     }
 
     /// Tells the source the surface was committed with a frame (the EGL window's swap calls it):
     /// during a refresh it then commits no empty frame; from the first one on the surface has
     /// content, so a suspension holds back start refreshes too; and the commit's time, against
     /// the frame's presentation, teaches the deadline.
+    /// Stops for good, now: timers, outstanding requests, and on the program's surface the
+    /// library's objects on it (its surface wrapper, FIFO and commit-timing objects); the links
+    /// are invalidated. Safe inside a callback (what runs after it finds the surface gone).
+    public func close() {
+        stopWatchdog()
+        heldCommitTimer?.cancel()
+        delayTimer?.cancel()
+        uncommittedTimer?.cancel()
+        stashedRefresh = nil
+        delayedRefresh = nil
+        destroyPendingRequests()
+        frameCallback = nil
+        for index in feedbackProxies.indices { feedbackProxies[index] = nil }
+        (paced as? ForeignSurface)?.destroy()
+        dispatcher.invalidateAll()
+    }
+
+    /// The program's surface was suspended (its xdg_toplevel's `suspended` state, or the toolkit's
+    /// occluded one) or resumed: as the `suspended` state of the library's own window, no requests
+    /// and no timer while suspended. Does nothing on the library's own window (the compositor tells it).
+    public func setProgramSurfaceSuspended(_ suspended: Bool) {
+        (paced as? ForeignSurface)?.setSuspended(suspended)
+    }
+
     public func noteCommit() {
         committedDuringDispatch = true
         scheduler.frameCommitted(at: MonotonicInstant.now())

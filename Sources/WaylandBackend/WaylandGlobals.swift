@@ -11,6 +11,10 @@ enum WaylandGlobals {
     /// Needed for a window: without them there is nothing to do.
     static let required = ["wl_compositor", "xdg_wm_base"]
 
+    /// What a connection on the program's display binds (``WaylandConnection/init(borrowing:options:)``):
+    /// timing and outputs, nothing the program's own window or input needs.
+    static let borrowed: Set<String> = ["wp_presentation", "wp_commit_timing_manager_v1", "wp_fifo_manager_v1", "wl_output"]
+
     /// The required interfaces missing from an advertisement, in a stable order.
     static func missing(from advertised: [WaylandGlobal]) -> [String] {
         required.filter { name in !advertised.contains { $0.interface == name } }
