@@ -173,6 +173,11 @@ let package = Package(
             dependencies: ["SurfaceInput", "DisplayLinkCore", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict
         ),
+        .testTarget(
+            name: "ForeignSourcesTests",
+            dependencies: ["ForeignSources", "WaylandBackend", "DisplayLinkWaylandTesting", "DisplayLinkCore", "EGLGraphics", "GLESRenderer"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "MotionTests", dependencies: ["Motion", "DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
         .testTarget(
             name: "WaylandBackendTests",

@@ -1,5 +1,6 @@
 import Dispatch
 import DisplayLinkCore
+import Logging
 internal import FrameSchedulers
 
 /// A frame source fed with the presentations the program learns itself: page flips it makes on its
@@ -32,9 +33,11 @@ internal import FrameSchedulers
 ///   presents that frame right after it reports the pending one's completion.
 /// - A callback that submits nothing is followed by one at the next vblank, predicted from the
 ///   presentations reported and the exact period (``TimestampProvenance/frameCallbackEstimate``):
-///   the program reports no presentation for a frame it did not present. The same tick follows
-///   a first frame whose presentation is not reported within two periods (a legacy mode set
-///   sends no event).
+///   the program reports no presentation for a frame it did not present.
+/// - A submitted frame whose presentation is not reported within ``lostPresentationTimeout`` (a
+///   program that forgot to report it, or a first frame set with a legacy mode set, which brings
+///   no event: report the first vblank after it, or let the timeout pass once) is taken as lost:
+///   the rhythm restarts on predicted vblanks, and one warning says so.
 /// - Reports are untrusted: a time or sequence that goes backwards starts a new rhythm, never a
 ///   trap, and timestamps never decrease.
 ///
@@ -43,6 +46,7 @@ internal import FrameSchedulers
 /// low-latency start).
 @MainActor
 public final class FedFrameSource: FrameSource {
+    static let log = Logger(label: "displaylink.fed")
     /// What to do with the frame just submitted.
     public enum SubmitAction: Sendable, Hashable {
         /// Present it now (flip, commit, present).
@@ -73,6 +77,15 @@ public final class FedFrameSource: FrameSource {
     private var delayedEvent: (event: RefreshEvent, planned: MonotonicInstant)?
     private var startPending = false
     private var startNextPending = false
+    /// A presentation awaited this long (a submitted frame whose completion the program never
+    /// reported) is taken as lost: the rhythm restarts on predicted vblanks, with one warning.
+    public var lostPresentationTimeout = Nanoseconds(500_000_000)
+    /// Presentations taken as lost (``lostPresentationTimeout``).
+    public private(set) var lostPresentationCount = 0
+    private var lostTimer: MainQueueTimer?
+    /// The clock decisions read (`CLOCK_MONOTONIC`; tests put the source on virtual time: the
+    /// timers still wait real time).
+    package var clock: @MainActor () -> MonotonicInstant = { MonotonicInstant.now() }
 
     /// A source with the display's exact refresh period (from its mode timings: the pixel clock
     /// over the total pixels of a frame). Throws ``FedSourceError/invalidPeriod(_:)`` for a period
@@ -84,6 +97,7 @@ public final class FedFrameSource: FrameSource {
         scheduler = KMSFrameScheduler(period: refreshPeriod)
         scheduler.latency = latency
         tickTimer = MainQueueTimer { [weak self] in self?.tickFired() }
+        lostTimer = MainQueueTimer { [weak self] in self?.presentationLost() }
         if latency == .lowLatency {
             delayTimer = MainQueueTimer { [weak self] in self?.runDelayedCallback() }
         }
@@ -93,14 +107,16 @@ public final class FedFrameSource: FrameSource {
     isolated deinit {
         tickTimer?.cancel()
         delayTimer?.cancel()
+        lostTimer?.cancel()
     }
 
     // MARK: What the program reports
 
-    /// The frame of the current callback is about to be presented (`time`: now, or when the
-    /// program read the clock for it). Returns whether to present it now or after the pending
+    /// The frame of the current callback is about to be presented (`time`: when the program read
+    /// the clock for it; nil: now). Returns whether to present it now or after the pending
     /// presentation completes.
-    public func willSubmit(at time: MonotonicInstant = .now()) -> SubmitAction {
+    public func willSubmit(at time: MonotonicInstant? = nil) -> SubmitAction {
+        let time = time ?? clock()
         // A submission after the callback returned replaces the tick that followed it.
         if tickDue, awaited == .nothing {
             tickDue = false
@@ -108,15 +124,16 @@ public final class FedFrameSource: FrameSource {
         }
         switch scheduler.frameSubmitted(now: time) {
         case .setMode:
+            // A first frame set with a legacy mode set brings no event: if its presentation is
+            // not reported either, the rhythm restarts on predicted vblanks after the timeout.
             awaited = .firstFrame
-            // A first frame set with a legacy mode set brings no event: tick if none is reported.
-            scheduleTick(at: time + refreshPeriod * 2)
+            lostTimer?.schedule(at: time + lostPresentationTimeout)
             return .presentNow
         case .flip:
-            awaited = .flip
+            awaitFlip(submittedAt: time)
             return .presentNow
         case .flipAndStartNext:
-            awaited = .flip
+            awaitFlip(submittedAt: time)
             startNextSoon()
             return .presentNow
         case .hold:
@@ -132,6 +149,7 @@ public final class FedFrameSource: FrameSource {
         let resolved = sequence ?? countedSequence(at: time)
         tickDue = false
         tickTimer?.cancel()
+        lostTimer?.cancel()
         lastVblank = (time, resolved)
         let outcome: KMSFrameScheduler.EventOutcome
         if awaited == .flip {
@@ -165,9 +183,9 @@ public final class FedFrameSource: FrameSource {
             delayedEvent = nil
             delayTimer?.cancel()
         }
-        switch scheduler.start(now: MonotonicInstant.now(), refreshIndex: dispatcher.nextRefreshIndex) {
+        switch scheduler.start(now: clock(), refreshIndex: dispatcher.nextRefreshIndex) {
         case .none: break
-        case .queueVblank: scheduleTick(at: nextVblank(after: MonotonicInstant.now()))
+        case .queueVblank: scheduleTick(at: nextVblank(after: clock()))
         case .dispatch(let event): runCallback(event, predicted: event.provenance != .hardwareVBlank)
         }
     }
@@ -179,9 +197,9 @@ public final class FedFrameSource: FrameSource {
         case .none: break
         case .queueVblank:
             scheduler.idleVblankQueued()
-            scheduleTick(at: nextVblank(after: MonotonicInstant.now()))
+            scheduleTick(at: nextVblank(after: clock()))
         case .callback:
-            let now = MonotonicInstant.now()
+            let now = clock()
             var event = scheduler.beginCallback(refreshIndex: dispatcher.nextRefreshIndex, now: now)
             if predicted { event.provenance = .frameCallbackEstimate }
             if let start = scheduler.plannedStart(for: event, now: now), let delayTimer {
@@ -196,7 +214,7 @@ public final class FedFrameSource: FrameSource {
     private func runDelayedCallback() {
         guard let (event, planned) = delayedEvent else { return }
         delayedEvent = nil
-        scheduler.callbackStarted(at: MonotonicInstant.now(), plannedFor: planned)
+        scheduler.callbackStarted(at: clock(), plannedFor: planned)
         runCallback(event, predicted: event.provenance != .hardwareVBlank)
     }
 
@@ -209,7 +227,7 @@ public final class FedFrameSource: FrameSource {
         case .startAgain(let time):
             // Before the first frame: start again a period on, unless a refresh ran meanwhile.
             let index = dispatcher.nextRefreshIndex
-            DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(Int(max(0, (time - MonotonicInstant.now()).value)))) {
+            DispatchQueue.main.asyncAfter(deadline: .now() + .nanoseconds(Int(max(0, (time - clock()).value)))) {
                 [weak self] in
                 MainActor.assumeIsolated {
                     guard let self, self.dispatcher.nextRefreshIndex == index, self.dispatcher.wantsRefreshes,
@@ -220,8 +238,33 @@ public final class FedFrameSource: FrameSource {
             }
         case .queueVblank:
             // Nothing submitted: the next vblank, predicted, brings the next callback.
-            scheduleTick(at: nextVblank(after: MonotonicInstant.now()))
+            scheduleTick(at: nextVblank(after: clock()))
         }
+    }
+
+    // MARK: Presentations never reported
+
+    private func awaitFlip(submittedAt time: MonotonicInstant) {
+        awaited = .flip
+        lostTimer?.schedule(at: time + lostPresentationTimeout)
+    }
+
+    /// A submitted frame's presentation was never reported: the frames on their way are
+    /// forgotten and the rhythm restarts at the next predicted vblank (a restart: zero delta).
+    private func presentationLost() {
+        guard awaited != .nothing else { return }
+        lostPresentationCount += 1
+        if lostPresentationCount == 1 {
+            FedFrameSource.log.warning(
+                """
+                a submitted frame's presentation was not reported within \(lostPresentationTimeout): the links \
+                restart on predicted vblanks. Report each presentation (the page flip's completion) with \
+                FedFrameSource.presented(at:sequence:) (C: dl_source_presented)
+                """)
+        }
+        awaited = .nothing
+        scheduler.sessionResumed()
+        if dispatcher.wantsRefreshes { start() }
     }
 
     // MARK: Predicted vblanks
@@ -236,7 +279,7 @@ public final class FedFrameSource: FrameSource {
         guard tickDue, awaited != .flip, dispatcher.wantsRefreshes else { return }
         tickDue = false
         awaited = .nothing
-        let now = MonotonicInstant.now()
+        let now = clock()
         let vblank = latestVblank(atOrBefore: now)
         lastVblank = vblank
         follow(scheduler.vblankEvent(sequence: vblank.sequence, at: vblank.time), predicted: true)
@@ -256,7 +299,7 @@ public final class FedFrameSource: FrameSource {
                     self.scheduler.cancelCurrentVblank()
                     return
                 }
-                let now = MonotonicInstant.now()
+                let now = self.clock()
                 let current = self.latestVblank(atOrBefore: now)
                 if let event = self.scheduler.currentVblank(
                     sequence: current.sequence, at: current.time, eventPending: false,

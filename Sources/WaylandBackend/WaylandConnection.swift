@@ -205,6 +205,9 @@ public final class WaylandConnection {
         }
     }
 
+    /// The `wl_display *`, for EGL, or for a program's own objects on this connection.
+    public var displayHandle: OpaquePointer { display }
+
     // MARK: What was bound
 
     /// Whether `wp_presentation` is bound.

@@ -1,0 +1,336 @@
+/*
+ * SDL3Link: the demo's bounce scene drawn by SDL 3's own window and renderer (GLES 2), timed by the
+ * display link through its C API. SDL's vsync is off: the link paces the loop, and the views move
+ * to where they are at each frame's targetTimestamp (when that frame will be on screen), not by
+ * the time between loop turns.
+ *
+ *   SDL3Link [--frames N] [--views N] [--size WxH] [--latency throughput|low] [--fullscreen-at N]
+ *            [--until-quit] [--report FILE.json]
+ *
+ * Build (with the library installed: make install PREFIX=...):
+ *   cc main.c presentation-time-protocol.c $(pkg-config --cflags --libs displaylink sdl3 wayland-client) -lm
+ *
+ * Its check (exit 0 only when every point holds; what holds at any speed, on any compositor):
+ *   - every timestamp the link stamped from presentation feedback equals a presentation time the
+ *     compositor reported to this program's own wp_presentation feedback, requested for the same
+ *     commits (the library's are its own, on its own event queue);
+ *   - the first callback's delta is 0, and every later delta is the difference of timestamps;
+ *   - targets never go back;
+ *   - SDL's own events still arrive: with --fullscreen-at N the window asks for fullscreen at frame
+ *     N, and SDL_EVENT_WINDOW_ENTER_FULLSCREEN must come (SDL sends it from the compositor's
+ *     xdg_toplevel.configure); with --until-quit the run ends at SDL_EVENT_QUIT (SIGINT or the
+ *     window's close), not after N frames.
+ * It prints one line per frame for the first ten (callback, target, deadline, presented, in ms from
+ * the first callback), a summary line, and with --report a JSON report of every frame.
+ */
+#include <SDL3/SDL.h>
+#include <SDL3/SDL_main.h>
+#include <displaylink.h>
+#include <wayland-client.h>
+
+#include "../../Benchmarks/Peers/bounce-views.h"
+#include "presentation-time-client-protocol.h"
+
+#define TEXTURE_SIDE 64
+#define MAX_FRAMES 20000
+
+typedef struct {
+    int64_t callback_ns;  /* CLOCK_MONOTONIC when the callback began */
+    dl_frame frame;
+    int64_t presented_ns; /* from this program's own feedback: 0 not yet, -1 discarded */
+    uint32_t commit;      /* the commit number this frame's feedback was requested for */
+} Record;
+
+typedef struct {
+    SDL_Window *window;
+    SDL_Renderer *renderer;
+    SDL_Texture *texture;
+    dl_source *source;
+    dl_link *link;
+    BounceViews views;
+    Record *records;
+    int frames, wanted, fullscreen_at;
+    bool until_quit, running, fullscreen_asked, fullscreen_entered;
+    int64_t previous_target;
+    const char *failure;
+    /* This program's own wp_presentation, on its own queue. */
+    struct wl_display *display;
+    struct wl_surface *surface;
+    struct wl_event_queue *queue;
+    struct wp_presentation *presentation;
+    uint32_t clock_id;
+} App;
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- This program's own presentation feedback ---- */
+
+typedef struct {
+    App *app;
+    int record;
+} Pending;
+
+static void feedback_sync_output(void *data, struct wp_presentation_feedback *f, struct wl_output *o) { (void)data, (void)f, (void)o; }
+static void feedback_presented(void *data, struct wp_presentation_feedback *feedback, uint32_t sec_hi, uint32_t sec_lo,
+                               uint32_t nsec, uint32_t refresh, uint32_t seq_hi, uint32_t seq_lo, uint32_t flags) {
+    (void)refresh, (void)seq_hi, (void)seq_lo, (void)flags;
+    Pending *pending = data;
+    int64_t t = (int64_t)(((uint64_t)sec_hi << 32) | sec_lo) * 1000000000 + nsec;
+    pending->app->records[pending->record].presented_ns = t;
+    wp_presentation_feedback_destroy(feedback);
+    free(pending);
+}
+static void feedback_discarded(void *data, struct wp_presentation_feedback *feedback) {
+    Pending *pending = data;
+    pending->app->records[pending->record].presented_ns = -1;
+    wp_presentation_feedback_destroy(feedback);
+    free(pending);
+}
+static const struct wp_presentation_feedback_listener feedback_listener = {feedback_sync_output, feedback_presented, feedback_discarded};
+
+static void clock_id(void *data, struct wp_presentation *p, uint32_t id) { (void)p; ((App *)data)->clock_id = id; }
+static const struct wp_presentation_listener presentation_listener = {clock_id};
+
+static void global(void *data, struct wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
+    (void)version;
+    App *app = data;
+    if (strcmp(interface, wp_presentation_interface.name) == 0) {
+        app->presentation = wl_registry_bind(registry, name, &wp_presentation_interface, 1);
+        wp_presentation_add_listener(app->presentation, &presentation_listener, app);
+    }
+}
+static void global_remove(void *data, struct wl_registry *r, uint32_t name) { (void)data, (void)r, (void)name; }
+static const struct wl_registry_listener registry_listener = {global, global_remove};
+
+/* Binds wp_presentation on SDL's display through a wrapper on a queue of this program's own, as
+ * the library does for itself, so that SDL's dispatch never runs these listeners. */
+static bool bind_presentation(App *app) {
+    app->queue = wl_display_create_queue(app->display);
+    struct wl_display *wrapper = wl_proxy_create_wrapper(app->display);
+    wl_proxy_set_queue((struct wl_proxy *)wrapper, app->queue);
+    struct wl_registry *registry = wl_display_get_registry(wrapper);
+    wl_registry_add_listener(registry, &registry_listener, app);
+    wl_display_roundtrip_queue(app->display, app->queue);
+    wl_display_roundtrip_queue(app->display, app->queue);
+    wl_registry_destroy(registry);
+    wl_proxy_wrapper_destroy(wrapper);
+    return app->presentation != NULL;
+}
+
+/* ---- The scene ---- */
+
+static SDL_Texture *rounded_square(SDL_Renderer *renderer) {
+    static uint8_t pixels[TEXTURE_SIDE * TEXTURE_SIDE * 4];
+    const float half = TEXTURE_SIDE / 2.0f, radius = TEXTURE_SIDE / 4.0f;
+    for (int y = 0; y < TEXTURE_SIDE; y++) {
+        for (int x = 0; x < TEXTURE_SIDE; x++) {
+            float qx = fabsf(x + 0.5f - half) - (half - radius), qy = fabsf(y + 0.5f - half) - (half - radius);
+            float outside = hypotf(fmaxf(qx, 0), fmaxf(qy, 0)), inside = fminf(fmaxf(qx, qy), 0);
+            float coverage = fminf(1, fmaxf(0, 0.5f - (outside + inside - radius)));
+            uint8_t *p = &pixels[(y * TEXTURE_SIDE + x) * 4];
+            p[0] = p[1] = p[2] = 255;
+            p[3] = (uint8_t)lrintf(coverage * 255);
+        }
+    }
+    SDL_Texture *texture = SDL_CreateTexture(renderer, SDL_PIXELFORMAT_RGBA32, SDL_TEXTUREACCESS_STATIC, TEXTURE_SIDE, TEXTURE_SIDE);
+    if (!texture) return NULL;
+    SDL_UpdateTexture(texture, NULL, pixels, TEXTURE_SIDE * 4);
+    SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_BLEND);
+    SDL_SetTextureScaleMode(texture, SDL_SCALEMODE_LINEAR);
+    return texture;
+}
+
+static void fail(App *app, const char *why) {
+    if (!app->failure) app->failure = why;
+}
+
+/* The link's callback: move to the target, draw, announce the commit, present. */
+static void on_frame(dl_link *link, const dl_frame *frame, void *data) {
+    (void)link;
+    App *app = data;
+    if (app->frames >= MAX_FRAMES) return;
+    Record *record = &app->records[app->frames];
+    record->callback_ns = now_ns();
+    record->frame = *frame;
+    if (app->frames == 0) {
+        if (frame->delta_ns != 0) fail(app, "the first callback's delta is not 0");
+    } else {
+        const dl_frame *previous = &app->records[app->frames - 1].frame;
+        if (frame->delta_ns != 0 && frame->delta_ns != frame->timestamp_ns - previous->timestamp_ns)
+            fail(app, "a delta is not the difference of the timestamps");
+        if (frame->target_timestamp_ns < previous->target_timestamp_ns) fail(app, "a target went back");
+    }
+    /* Frame-rate independent: the views move by the time between the frames' targets. */
+    double step = app->frames == 0 ? 0 : (double)(frame->target_timestamp_ns - app->previous_target) / 1e9;
+    app->previous_target = frame->target_timestamp_ns;
+    bounce_update(&app->views, step);
+
+    SDL_SetRenderDrawColorFloat(app->renderer, bounce_background.r, bounce_background.g, bounce_background.b, 1);
+    SDL_RenderClear(app->renderer);
+    for (int i = 0; i < app->views.count; i++) {
+        float s = (float)app->views.size[i];
+        const BounceColor c = bounce_palette[app->views.color[i]];
+        SDL_SetTextureColorModFloat(app->texture, c.r, c.g, c.b);
+        SDL_SetTextureAlphaModFloat(app->texture, (float)bounce_opacity(&app->views, i));
+        SDL_FRect rect = {(float)app->views.x[i] - s / 2, (float)app->views.y[i] - s / 2, s, s};
+        SDL_RenderTexture(app->renderer, app->texture, NULL, &rect);
+    }
+    /* The commit hook, then this program's own feedback for the same commit, then the commit. */
+    if (dl_source_will_commit(app->source) != DL_OK) fail(app, dl_error_message());
+    Pending *pending = malloc(sizeof *pending);
+    pending->app = app;
+    pending->record = app->frames;
+    struct wp_presentation_feedback *feedback = wp_presentation_feedback(app->presentation, app->surface);
+    wp_presentation_feedback_add_listener(feedback, &feedback_listener, pending);
+    if (!SDL_RenderPresent(app->renderer)) fail(app, "SDL_RenderPresent failed");
+    app->frames += 1;
+    if (app->fullscreen_at > 0 && app->frames == app->fullscreen_at) {
+        SDL_SetWindowFullscreen(app->window, true);
+        app->fullscreen_asked = true;
+    }
+    /* Ends after the frames asked for, once the fullscreen asked for was entered; a compositor
+     * that never grants it ends the run after ten times the frames, and the check fails. */
+    bool done = app->frames >= app->wanted && (!app->fullscreen_asked || app->fullscreen_entered);
+    if (!app->until_quit && (done || app->frames >= app->wanted * 10)) app->running = false;
+}
+
+static bool parse_size(const char *text, int *w, int *h) { return sscanf(text, "%dx%d", w, h) == 2 && *w > 0 && *h > 0; }
+
+int main(int argc, char **argv) {
+    App app = {0};
+    app.wanted = 120;
+    int views = 60, width = 250, height = 250;
+    int32_t latency = DL_LATENCY_THROUGHPUT;
+    const char *report = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--frames") == 0 && v) app.wanted = atoi(argv[++i]);
+        else if (strcmp(a, "--views") == 0 && v) views = atoi(argv[++i]);
+        else if (strcmp(a, "--size") == 0 && v && parse_size(v, &width, &height)) i++;
+        else if (strcmp(a, "--latency") == 0 && v) latency = strcmp(argv[++i], "low") == 0 ? DL_LATENCY_LOW : DL_LATENCY_THROUGHPUT;
+        else if (strcmp(a, "--fullscreen-at") == 0 && v) app.fullscreen_at = atoi(argv[++i]);
+        else if (strcmp(a, "--until-quit") == 0) app.until_quit = true;
+        else if (strcmp(a, "--report") == 0 && v) report = argv[++i];
+        else { fprintf(stderr, "SDL3Link: unknown or incomplete argument '%s'\n", a); return 2; }
+    }
+    if (app.wanted < 1 || app.wanted > MAX_FRAMES || views < 1) { fprintf(stderr, "SDL3Link: --frames 1..%d, --views >= 1\n", MAX_FRAMES); return 2; }
+    app.records = calloc(MAX_FRAMES, sizeof(Record));
+
+    SDL_SetHint(SDL_HINT_VIDEO_DRIVER, "wayland");
+    SDL_SetHint(SDL_HINT_RENDER_DRIVER, "opengles2");
+    if (!SDL_Init(SDL_INIT_VIDEO)) { fprintf(stderr, "SDL3Link: SDL_Init: %s\n", SDL_GetError()); return 1; }
+    app.window = SDL_CreateWindow("SDL3Link", width, height, 0);
+    if (!app.window) { fprintf(stderr, "SDL3Link: SDL_CreateWindow: %s\n", SDL_GetError()); return 1; }
+    app.renderer = SDL_CreateRenderer(app.window, NULL);
+    if (!app.renderer) { fprintf(stderr, "SDL3Link: SDL_CreateRenderer: %s\n", SDL_GetError()); return 1; }
+    /* The link paces the loop, not SDL's vsync. */
+    if (!SDL_SetRenderVSync(app.renderer, 0)) { fprintf(stderr, "SDL3Link: SDL_SetRenderVSync: %s\n", SDL_GetError()); return 1; }
+    app.texture = rounded_square(app.renderer);
+    if (!app.texture) { fprintf(stderr, "SDL3Link: texture: %s\n", SDL_GetError()); return 1; }
+    bounce_init(&app.views, views, width, height, 1);
+
+    SDL_PropertiesID props = SDL_GetWindowProperties(app.window);
+    app.display = SDL_GetPointerProperty(props, SDL_PROP_WINDOW_WAYLAND_DISPLAY_POINTER, NULL);
+    app.surface = SDL_GetPointerProperty(props, SDL_PROP_WINDOW_WAYLAND_SURFACE_POINTER, NULL);
+    if (!app.display || !app.surface) { fprintf(stderr, "SDL3Link: not on Wayland (SDL's video driver: %s)\n", SDL_GetCurrentVideoDriver()); return 1; }
+    if (!bind_presentation(&app)) { fprintf(stderr, "SDL3Link: the compositor offers no wp_presentation\n"); return 1; }
+
+    dl_wayland_options options;
+    dl_wayland_options_init(&options);
+    options.latency = latency;
+    if (dl_wayland_source_create(app.display, app.surface, &options, &app.source) != DL_OK ||
+        dl_link_create(app.source, on_frame, &app, &app.link) != DL_OK) {
+        fprintf(stderr, "SDL3Link: %s\n", dl_error_message());
+        return 1;
+    }
+
+    app.running = true;
+    bool quit_seen = false;
+    while (app.running) {
+        SDL_Event event;
+        while (SDL_PollEvent(&event)) {
+            if (event.type == SDL_EVENT_QUIT) { quit_seen = true; app.running = false; }
+            if (event.type == SDL_EVENT_WINDOW_ENTER_FULLSCREEN) app.fullscreen_entered = true;
+            if (event.type == SDL_EVENT_WINDOW_OCCLUDED) dl_source_set_suspended(app.source, true);
+            if (event.type == SDL_EVENT_WINDOW_EXPOSED) dl_source_set_suspended(app.source, false);
+        }
+        if (!app.running) break;
+        /* This program's own feedback events, whoever read them off the socket. */
+        wl_display_dispatch_queue_pending(app.display, app.queue);
+        /* Waits for the next callback (or any display event: SDL's are then pumped above). */
+        if (dl_dispatch(-1) < 0) { fprintf(stderr, "SDL3Link: dl_dispatch: %s\n", dl_error_message()); return 1; }
+    }
+    /* The last frames' feedback: a round trip on this program's queue, then a few frames' time. */
+    for (int k = 0; k < 10; k++) {
+        wl_display_roundtrip_queue(app.display, app.queue);
+        bool pending = false;
+        for (int i = 0; i < app.frames; i++) pending |= app.records[i].presented_ns == 0;
+        if (!pending) break;
+        SDL_Delay(20);
+    }
+
+    /* The check. */
+    int stamped = 0, estimated = 0, unmatched = 0, presented = 0;
+    for (int i = 0; i < app.frames; i++) {
+        if (app.records[i].presented_ns > 0) presented++;
+        if (app.records[i].frame.provenance != DL_PROVENANCE_PRESENTATION_FEEDBACK) { estimated++; continue; }
+        stamped++;
+        bool found = false;
+        for (int j = 0; j < app.frames && !found; j++) found = app.records[j].presented_ns == app.records[i].frame.timestamp_ns;
+        if (!found) unmatched++;
+    }
+    if (stamped == 0) fail(&app, "no timestamp came from presentation feedback");
+    if (unmatched > 0) fail(&app, "a feedback timestamp is not a presentation time the compositor reported");
+    if (app.fullscreen_asked && !app.fullscreen_entered) fail(&app, "SDL_EVENT_WINDOW_ENTER_FULLSCREEN never came");
+    if (app.until_quit && !quit_seen) fail(&app, "SDL_EVENT_QUIT never came");
+
+    int64_t origin = app.frames > 0 ? app.records[0].callback_ns : 0;
+    for (int i = 0; i < app.frames && i < 10; i++) {
+        const Record *r = &app.records[i];
+        printf("SDL3Link: frame %d callback=%.3f target=%.3f deadline=", i, (r->callback_ns - origin) / 1e6,
+               (r->frame.target_timestamp_ns - origin) / 1e6);
+        if (r->frame.deadline_provenance == DL_DEADLINE_NONE) printf("none"); else printf("%.3f", (r->frame.deadline_ns - origin) / 1e6);
+        if (r->presented_ns > 0) printf(" presented=%.3f", (r->presented_ns - origin) / 1e6); else printf(" presented=%s", r->presented_ns < 0 ? "discarded" : "unknown");
+        printf(" timestamp=%.3f provenance=%d\n", (r->frame.timestamp_ns - origin) / 1e6, r->frame.provenance);
+    }
+    const char *compositor = SDL_GetCurrentVideoDriver();
+    printf("SDL3Link: %s frames=%d presented=%d stamped=%d estimated=%d unmatched=%d fullscreen=%s quit=%s video=%s\n",
+           app.failure ? "FAILED" : "ok", app.frames, presented, stamped, estimated, unmatched,
+           app.fullscreen_asked ? (app.fullscreen_entered ? "entered" : "missing") : "not-asked",
+           quit_seen ? "seen" : "no", compositor ? compositor : "?");
+    if (app.failure) fprintf(stderr, "SDL3Link: check failed: %s\n", app.failure);
+
+    if (report) {
+        FILE *out = fopen(report, "w");
+        if (out) {
+            fprintf(out, "{\"program\":\"SDL3Link\",\"latency\":\"%s\",\"views\":%d,\"frames\":[", latency == DL_LATENCY_LOW ? "low" : "throughput", views);
+            for (int i = 0; i < app.frames; i++) {
+                const Record *r = &app.records[i];
+                fprintf(out, "%s{\"index\":%d,\"callback_at\":%.9f,\"timestamp\":%.9f,\"target_timestamp\":%.9f,\"deadline\":", i ? "," : "", i,
+                        r->callback_ns / 1e9, r->frame.timestamp_ns / 1e9, r->frame.target_timestamp_ns / 1e9);
+                if (r->frame.deadline_provenance == DL_DEADLINE_NONE) fprintf(out, "null"); else fprintf(out, "%.9f", r->frame.deadline_ns / 1e9);
+                fprintf(out, ",\"presented\":");
+                if (r->presented_ns > 0) fprintf(out, "%.9f", r->presented_ns / 1e9); else fprintf(out, "null");
+                fprintf(out, ",\"provenance\":%d,\"render_estimate\":", r->frame.provenance);
+                if (r->frame.render_estimate_ns >= 0) fprintf(out, "%.9f", r->frame.render_estimate_ns / 1e9); else fprintf(out, "null");
+                fprintf(out, "}");
+            }
+            fprintf(out, "]}\n");
+            fclose(out);
+        }
+    }
+
+    dl_link_destroy(app.link);
+    dl_source_destroy(app.source); /* before SDL destroys the window and its display */
+    if (app.presentation) wp_presentation_destroy(app.presentation);
+    wl_event_queue_destroy(app.queue);
+    SDL_DestroyTexture(app.texture);
+    SDL_DestroyRenderer(app.renderer);
+    SDL_DestroyWindow(app.window);
+    SDL_Quit();
+    return app.failure ? 1 : 0;
+}

@@ -1,0 +1,163 @@
+import DisplayLinkCore
+import DisplayLinkWaylandTesting
+import ForeignSources
+import Testing
+import WaylandBackend
+
+/// The link on a surface the program owns, under a real weston: the program's window, swap and
+/// events stay its own; the link's requests go with the commits the hook announces.
+@Suite("The link on a program's own surface", .serialized)
+@MainActor
+struct ForeignWaylandSurfaceTests {
+    @Test("timestamps are the compositor's presentation times, the first delta is 0, targets never go back, and the program's own commits pace it")
+    func pacedByTheProgramsCommits() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let program = try ProgramWindow(on: weston)
+        program.start()
+        #expect(await eventually(within: .seconds(60)) { program.frames.count >= 60 }, "\(program.frames.count) callbacks")
+        program.link?.invalidate()
+        #expect(program.swapError == nil)
+        #expect(program.violations().isEmpty, "\(program.violations())")
+        #expect(program.frames.contains { $0.provenance == .presentationFeedback })
+        #expect(program.paced.timingProtocols.contains { $0.hasPrefix("wp_presentation") })
+        #expect(program.paced.uncommittedRefreshes == 0)
+        // The library never committed the program's surface: every frame request went with one of
+        // the program's commits (one request per commit at most).
+        #expect(program.paced.frameRequestCount <= program.commits)
+        // The program's own connection still works (its events were never taken).
+        #expect(await roundtrip(program.connection))
+        print("[foreign] \(program.frames.count) callbacks, \(program.commits) commits, provenance \(Set(program.frames.map(\.provenance.rawValue)))")
+    }
+
+    @Test("a program that draws after its callback returned, in its own loop: still exact timestamps")
+    func drawsInItsOwnLoop() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let program = try ProgramWindow(on: weston)
+        program.drawsInCallback = false
+        program.start()
+        #expect(await eventually(within: .seconds(60)) { program.frames.count >= 40 })
+        program.link?.invalidate()
+        #expect(program.violations().isEmpty, "\(program.violations())")
+        #expect(program.frames.suffix(20).filter { $0.provenance == .presentationFeedback }.count > 0)
+    }
+
+    @Test("callbacks that draw nothing keep the link ticking on the predicted vblanks; drawing again brings the compositor's times back")
+    func idleProgramKeepsTicking() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let program = try ProgramWindow(on: weston)
+        program.start()
+        #expect(await eventually(within: .seconds(60)) { program.frames.count >= 20 })
+        program.draws = false
+        let idleFrom = program.frames.count
+        #expect(await eventually(within: .seconds(60)) { program.frames.count >= idleFrom + 20 })
+        // Every refresh after the first idle one is a tick: an estimate, never a stall.
+        let idle = program.frames[(idleFrom + 2)...]
+        #expect(idle.allSatisfy { $0.provenance == .frameCallbackEstimate }, "\(idle.map(\.provenance))")
+        #expect(program.paced.uncommittedRefreshes >= 18)
+        program.draws = true
+        let again = program.frames.count
+        #expect(await eventually(within: .seconds(60)) {
+            program.frames.count > again + 5 && program.frames[(again + 3)...].contains { $0.provenance == .presentationFeedback }
+        })
+        program.link?.invalidate()
+        #expect(program.violations().isEmpty, "\(program.violations())")
+    }
+
+    @Test("a program that forgets the hook is told once, and its link never stops")
+    func missingHookIsReported() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let program = try ProgramWindow(on: weston)
+        program.usesHook = false
+        var warnings = 0
+        program.paced.onCommitHookMissing = { warnings += 1 }
+        program.start()
+        let needed = WaylandFrameSource.missingCommitHookRefreshes + 10
+        #expect(await eventually(within: .seconds(120)) { program.frames.count >= needed })
+        program.link?.invalidate()
+        #expect(warnings == 1)
+        #expect(program.frames.dropFirst().allSatisfy { $0.provenance == .frameCallbackEstimate })
+        #expect(program.violations().isEmpty, "\(program.violations())")
+    }
+
+    @Test("suspended by the program: no callbacks while suspended, the first after it has a zero delta")
+    func suspendedByTheProgram() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let program = try ProgramWindow(on: weston)
+        program.start()
+        program.link?.stallPolicy = .zeroDelta
+        #expect(await eventually(within: .seconds(60)) { program.frames.count >= 10 })
+        program.paced.isSuspended = true
+        // Whatever was already on its way may still come: wait for quiet, then check none follows.
+        #expect(await roundtrip(program.connection))
+        let suspendedAt = program.frames.count
+        #expect(await roundtrip(program.connection))
+        #expect(await roundtrip(program.connection))
+        #expect(program.frames.count <= suspendedAt + 1)
+        let before = program.frames.count
+        program.paced.isSuspended = false
+        #expect(await eventually(within: .seconds(60)) { program.frames.count > before })
+        #expect(program.frames[before].delta == .zero)
+        program.link?.invalidate()
+    }
+
+    @Test("two surfaces of one display share one connection; closing one leaves the other running")
+    func twoSurfacesOneDisplay() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let program = try ProgramWindow(on: weston)
+        let second = try WaylandWindow(connection: program.connection, title: "second", appID: "displaylink.second", width: 100, height: 80)
+        let secondEGL = try WaylandEGLWindow(window: second, context: program.egl.context)
+        let other = try ForeignWaylandSurface(
+            display: UnsafeMutableRawPointer(program.connection.displayHandle), surface: UnsafeMutableRawPointer(second.surfaceHandle))
+        #expect(other.displayIdentity == program.paced.displayIdentity)
+        var otherFrames = 0
+        let otherLink = DisplayLink(source: other, target: secondEGL) { egl, _ in
+            otherFrames += 1
+            try? egl.beginFrame()
+            other.willCommit()
+            try? egl.swapBuffers()
+        }
+        program.start()
+        #expect(await eventually(within: .seconds(60)) { program.frames.count >= 20 && otherFrames >= 20 })
+        other.close()
+        #expect(!otherLink.isValid)
+        let count = program.frames.count
+        #expect(await eventually(within: .seconds(60)) { program.frames.count >= count + 20 })
+        program.link?.invalidate()
+        #expect(program.violations().isEmpty, "\(program.violations())")
+    }
+
+    @Test("the compositor going away invalidates the links and says so; nothing traps")
+    func compositorGoesAway() async throws {
+        let weston = try await HeadlessWeston.start()
+        let program = try ProgramWindow(on: weston)
+        var failure: ForeignSourceError?
+        program.paced.onError = { failure = $0 }
+        program.start()
+        #expect(await eventually(within: .seconds(60)) { program.frames.count >= 5 })
+        weston.kill()
+        #expect(await eventually(within: .seconds(60)) { failure != nil })
+        #expect(program.link?.isValid == false)
+        #expect(program.paced.error != nil)
+        program.paced.willCommit()  // after the failure: does nothing
+        weston.stop()
+    }
+
+    @Test("null handles are refused with a typed error")
+    func nullHandles() {
+        #expect(throws: ForeignSourceError.self) { try ForeignWaylandSurface(display: nil, surface: nil) }
+    }
+}
+
+/// A compositor round trip on the program's connection.
+@MainActor
+func roundtrip(_ connection: WaylandConnection) async -> Bool {
+    var done = false
+    connection.sync { done = true }
+    return await eventually(within: .seconds(60)) { done || connection.error != nil } && done
+}
