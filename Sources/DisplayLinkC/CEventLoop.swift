@@ -138,7 +138,9 @@ public func dl_get_fd() -> Int32 {
 @_cdecl("dl_dispatch")
 public func dl_dispatch(_ timeout: Int32) -> Int32 {
     entry { () throws(CFailure) in
-        guard timeout >= -1 else { throw .invalidArgument("dl_dispatch: timeout_ms \(timeout) (-1: wait, 0: do not wait, > 0: at most that long)") }
+        guard timeout >= -1 else {
+            throw .invalidArgument("dl_dispatch: timeout_ms \(timeout) (-1: wait, 0: do not wait, > 0: at most that long)")
+        }
         return try CEventLoop.dispatch(timeout: timeout)
     }
 }

@@ -106,7 +106,9 @@ public func dl_link_is_paused(_ handle: sending OpaquePointer?, _ paused: sendin
 @_cdecl("dl_link_set_preferred_frames_per_second")
 public func dl_link_set_preferred_frames_per_second(_ handle: sending OpaquePointer?, _ rate: Int32) -> Int32 {
     entry { () throws(CFailure) in
-        guard rate >= 0 else { throw .invalidArgument("dl_link_set_preferred_frames_per_second: \(rate) is negative (0: the display's rate)") }
+        guard rate >= 0 else {
+            throw .invalidArgument("dl_link_set_preferred_frames_per_second: \(rate) is negative (0: the display's rate)")
+        }
         try CLinks.valid(handle, for: "dl_link_set_preferred_frames_per_second").preferredFramesPerSecond = Int(rate)
         return DL_OK.rawValue
     }

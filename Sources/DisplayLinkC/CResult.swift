@@ -81,7 +81,7 @@ nonisolated(unsafe) private let resultNames: [Int32: UnsafePointer<CChar>] = [
     DL_ERROR_DISPLAY.rawValue: CStrings.literal("DL_ERROR_DISPLAY"),
     DL_ERROR_UNSUPPORTED.rawValue: CStrings.literal("DL_ERROR_UNSUPPORTED"),
     DL_ERROR_INVALIDATED.rawValue: CStrings.literal("DL_ERROR_INVALIDATED"),
-    DL_ERROR_SYSTEM.rawValue: CStrings.literal("DL_ERROR_SYSTEM"),
+    DL_ERROR_SYSTEM.rawValue: CStrings.literal("DL_ERROR_SYSTEM")
 ]
 nonisolated(unsafe) private let unknownName = CStrings.literal("unknown")
 

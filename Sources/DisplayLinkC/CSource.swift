@@ -34,7 +34,9 @@ final class CSource {
 
     /// The program's Wayland surface, or the error naming what this source is instead.
     func wayland(for call: String) throws(CFailure) -> ForeignWaylandSurface {
-        guard case .wayland(let source) = kind else { throw .unsupported("\(call) is for Wayland sources (dl_wayland_source_create); this is \(name)") }
+        guard case .wayland(let source) = kind else {
+            throw .unsupported("\(call) is for Wayland sources (dl_wayland_source_create); this is \(name)")
+        }
         if let failure { throw .display(failure) }
         return source
     }
@@ -45,7 +47,9 @@ final class CSource {
     }
 
     func surface(for call: String) throws(CFailure) -> DisplaySurface {
-        guard case .surface(let surface) = kind else { throw .unsupported("\(call) is for the library's surfaces (dl_surface_source_create); this is \(name)") }
+        guard case .surface(let surface) = kind else {
+            throw .unsupported("\(call) is for the library's surfaces (dl_surface_source_create); this is \(name)")
+        }
         if let failure { throw .display(failure) }
         return surface
     }
@@ -121,7 +125,8 @@ public func dl_wayland_source_create(
         var settings = ForeignWaylandSurface.Options()
         if let options {
             guard options.pointee.size >= UInt32(MemoryLayout<dl_wayland_options>.size) else {
-                throw .invalidArgument("dl_wayland_source_create: options.size is \(options.pointee.size); fill the options with dl_wayland_options_init")
+                throw .invalidArgument(
+                    "dl_wayland_source_create: options.size is \(options.pointee.size); fill the options with dl_wayland_options_init")
             }
             let given = options.pointee
             settings.latency = try latency(given.latency)
@@ -138,7 +143,9 @@ public func dl_wayland_source_create(
             throw .display("\(error)")
         }
         let source = CSource(.wayland(foreign))
-        foreign.onError = { [weak source] failure in source?.failure = failure.description; CEventLoop.failed(failure.description) }
+        foreign.onError = { [weak source] failure in
+            source?.failure = failure.description; CEventLoop.failed(failure.description)
+        }
         foreign.onCommitHookMissing = {
             CEventLoop.warn(
                 """
@@ -176,7 +183,9 @@ public func dl_fed_source_create(_ period: Int64, _ latencyCode: Int32, _ out: s
         guard let out else { throw .invalidArgument("dl_fed_source_create: out is NULL") }
         out.pointee = nil
         let fed: FedFrameSource
-        do { fed = try FedFrameSource(refreshPeriod: Nanoseconds(period), latency: try latency(latencyCode)) } catch let error as FedSourceError {
+        do { fed = try FedFrameSource(refreshPeriod: Nanoseconds(period), latency: try latency(latencyCode)) } catch let error
+            as FedSourceError
+        {
             throw .invalidArgument("dl_fed_source_create: \(error.description)")
         } catch let error as CFailure {
             throw error

@@ -20,7 +20,9 @@ public func dl_surface_options_init(_ options: sending UnsafeMutablePointer<dl_s
 }
 
 @_cdecl("dl_surface_source_create")
-public func dl_surface_source_create(_ options: sending UnsafePointer<dl_surface_options>?, _ out: sending UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func dl_surface_source_create(
+    _ options: sending UnsafePointer<dl_surface_options>?, _ out: sending UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     entry { () throws(CFailure) in
         guard let out else { throw .invalidArgument("dl_surface_source_create: out is NULL") }
         out.pointee = nil
@@ -28,11 +30,13 @@ public func dl_surface_source_create(_ options: sending UnsafePointer<dl_surface
         if let options {
             let given = options.pointee
             guard given.size >= UInt32(MemoryLayout<dl_surface_options>.size) else {
-                throw .invalidArgument("dl_surface_source_create: options.size is \(given.size); fill the options with dl_surface_options_init")
+                throw .invalidArgument(
+                    "dl_surface_source_create: options.size is \(given.size); fill the options with dl_surface_options_init")
             }
             let backends: [DisplaySurface.BackendChoice] = [.auto, .wayland, .drm, .offscreen]
             guard backends.indices.contains(Int(given.backend)) else {
-                throw .invalidArgument("dl_surface_source_create: backend \(given.backend) is not 0 (auto), 1 (Wayland), 2 (DRM/KMS) or 3 (offscreen)")
+                throw .invalidArgument(
+                    "dl_surface_source_create: backend \(given.backend) is not 0 (auto), 1 (Wayland), 2 (DRM/KMS) or 3 (offscreen)")
             }
             settings.backend = backends[Int(given.backend)]
             guard given.width >= 0, given.height >= 0 else {
@@ -52,7 +56,9 @@ public func dl_surface_source_create(_ options: sending UnsafePointer<dl_surface
         do { surface = try DisplaySurface(options: settings) } catch { throw .display("\(error)") }
         surface.releaseContext()
         let source = CSource(.surface(surface))
-        surface.onError = { [weak source] failure in source?.failure = failure.description; CEventLoop.failed(failure.description) }
+        surface.onError = { [weak source] failure in
+            source?.failure = failure.description; CEventLoop.failed(failure.description)
+        }
         return CSources.file(source, into: out)
     }
 }
@@ -82,7 +88,9 @@ public func dl_surface_present(_ handle: sending OpaquePointer?) -> Int32 {
 }
 
 @_cdecl("dl_surface_get_size")
-public func dl_surface_get_size(_ handle: sending OpaquePointer?, _ width: sending UnsafeMutablePointer<Int32>?, _ height: sending UnsafeMutablePointer<Int32>?) -> Int32 {
+public func dl_surface_get_size(
+    _ handle: sending OpaquePointer?, _ width: sending UnsafeMutablePointer<Int32>?, _ height: sending UnsafeMutablePointer<Int32>?
+) -> Int32 {
     entry { () throws(CFailure) in
         let surface = try CSources.table.object(handle).surface(for: "dl_surface_get_size")
         guard let width, let height else { throw .invalidArgument("dl_surface_get_size: width or height is NULL") }

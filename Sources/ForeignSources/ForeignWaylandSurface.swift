@@ -106,7 +106,9 @@ public final class ForeignWaylandSurface: FrameSource {
     /// Attaches to `surface` (a `struct wl_surface *`) on `display` (its `struct wl_display *`).
     /// Throws ``ForeignSourceError/invalidHandle(_:)`` for a null pointer, and the display's
     /// failure when the compositor does not answer within ``Options/replyTimeout``.
-    public init(display: UnsafeMutableRawPointer?, surface: UnsafeMutableRawPointer?, options: Options = Options()) throws(ForeignSourceError) {
+    public init(display: UnsafeMutableRawPointer?, surface: UnsafeMutableRawPointer?, options: Options = Options())
+        throws(ForeignSourceError)
+    {
         guard let display else { throw .invalidHandle("the wl_display pointer is null") }
         guard let surface else { throw .invalidHandle("the wl_surface pointer is null") }
         self.options = options

@@ -28,7 +28,9 @@ extension WaylandConnection {
         // input and its scale are the program's.
         let binds = { (interface: String) in !self.isBorrowed || WaylandGlobals.borrowed.contains(interface) }
         // The timestamps manager first: the seat subscribes each device as it appears.
-        if options.bindInputTimestamps, !isBorrowed, let global = globals.first(where: { $0.interface == "zwp_input_timestamps_manager_v1" }) {
+        if options.bindInputTimestamps, !isBorrowed,
+            let global = globals.first(where: { $0.interface == "zwp_input_timestamps_manager_v1" })
+        {
             let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.inputTimestampsVersion)
             inputTimestampsManager = OpaquePointer(
                 cwl_registry_bind(registry, global.name, cwl_zwp_input_timestamps_manager_v1_interface(), version))

@@ -9,7 +9,9 @@ import WaylandBackend
 @Suite("The link on a program's own surface", .serialized)
 @MainActor
 struct ForeignWaylandSurfaceTests {
-    @Test("timestamps are the compositor's presentation times, the first delta is 0, targets never go back, and the program's own commits pace it")
+    @Test(
+        "timestamps are the compositor's presentation times, the first delta is 0, targets never go back, and the program's own commits pace it"
+    )
     func pacedByTheProgramsCommits() async throws {
         let weston = try await HeadlessWeston.start()
         defer { weston.stop() }
@@ -27,7 +29,9 @@ struct ForeignWaylandSurfaceTests {
         #expect(program.paced.frameRequestCount <= program.commits)
         // The program's own connection still works (its events were never taken).
         #expect(await roundtrip(program.connection))
-        print("[foreign] \(program.frames.count) callbacks, \(program.commits) commits, provenance \(Set(program.frames.map(\.provenance.rawValue)))")
+        print(
+            "[foreign] \(program.frames.count) callbacks, \(program.commits) commits, provenance \(Set(program.frames.map(\.provenance.rawValue)))"
+        )
     }
 
     @Test("a program that draws after its callback returned, in its own loop: still exact timestamps")
@@ -59,9 +63,10 @@ struct ForeignWaylandSurfaceTests {
         #expect(program.paced.uncommittedRefreshes >= 18)
         program.draws = true
         let again = program.frames.count
-        #expect(await eventually(within: .seconds(60)) {
-            program.frames.count > again + 5 && program.frames[(again + 3)...].contains { $0.provenance == .presentationFeedback }
-        })
+        #expect(
+            await eventually(within: .seconds(60)) {
+                program.frames.count > again + 5 && program.frames[(again + 3)...].contains { $0.provenance == .presentationFeedback }
+            })
         program.link?.invalidate()
         #expect(program.violations().isEmpty, "\(program.violations())")
     }

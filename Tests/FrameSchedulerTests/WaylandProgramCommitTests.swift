@@ -84,7 +84,8 @@ struct WaylandProgramCommitTests {
         #expect(script.scheduler.uncommittedTickTime(callbackStart: t(5 * ms)).nanoseconds == expected)
     }
 
-    @Test("the tick time is after the callback's start by more than half a period and at most 1.5 periods and the slack, whatever the times")
+    @Test(
+        "the tick time is after the callback's start by more than half a period and at most 1.5 periods and the slack, whatever the times")
     func tickTimeProperty() async {
         await propertyCheck(input: Gen.int64(in: 0...1_000_000_000_000), Gen.int(in: 1...40)) { offset, count in
             let (script, _) = Self.running(presentations: count)
