@@ -175,11 +175,61 @@ static void callback_destroys_its_link(void) {
     printf("api: a callback destroying its own link ok\n");
 }
 
+/* ---- A surface of the library's own (offscreen: virtual time, no display needed) ---- */
+
+struct surface_run {
+    dl_source *surface;
+    int callbacks;
+    int64_t last_timestamp;
+    bool failed_present;
+};
+
+static void on_surface_frame(dl_link *link, const dl_frame *frame, void *data) {
+    (void)link;
+    struct surface_run *run = data;
+    if (run->callbacks == 0) CHECK(frame->delta_ns == 0);
+    else CHECK(frame->delta_ns == frame->timestamp_ns - run->last_timestamp);
+    run->last_timestamp = frame->timestamp_ns;
+    run->callbacks += 1;
+    if (dl_surface_begin_frame(run->surface) != DL_OK || dl_surface_present(run->surface) != DL_OK) run->failed_present = true;
+}
+
+static void own_surface(void) {
+    dl_surface_options options;
+    dl_surface_options_init(&options);
+    options.backend = 9;
+    dl_source *surface = NULL;
+    CHECK_RESULT(dl_surface_source_create(&options, &surface), DL_ERROR_INVALID_ARGUMENT);
+    options.backend = 3; /* offscreen */
+    options.width = 64;
+    options.height = 48;
+    CHECK_RESULT(dl_surface_source_create(&options, &surface), DL_OK);
+    int32_t width = 0, height = 0, major = 0;
+    CHECK_RESULT(dl_surface_get_size(surface, &width, &height), DL_OK);
+    CHECK(width == 64 && height == 48);
+    CHECK_RESULT(dl_surface_get_gles_version(surface, &major), DL_OK);
+    CHECK(major == 2 || major == 3);
+    CHECK_RESULT(dl_source_will_submit(surface, 0), DL_ERROR_UNSUPPORTED);
+    struct surface_run run = {.surface = surface};
+    dl_link *link = NULL;
+    CHECK_RESULT(dl_link_create(surface, on_surface_frame, &run, &link), DL_OK);
+    while (run.callbacks < 10) CHECK(dl_dispatch(1000) >= 0);
+    CHECK(!run.failed_present);
+    CHECK_RESULT(dl_link_set_paused(link, true), DL_OK);
+    bool paused = false;
+    CHECK_RESULT(dl_link_is_paused(link, &paused), DL_OK);
+    CHECK(paused);
+    CHECK_RESULT(dl_link_destroy(link), DL_OK);
+    CHECK_RESULT(dl_source_destroy(surface), DL_OK);
+    printf("api: own surface (offscreen) ok (%d callbacks)\n", run.callbacks);
+}
+
 int main(void) {
     threads();
     handles();
     fed_callbacks();
     callback_destroys_its_link();
+    own_surface();
     printf("api: all checks passed\n");
     return 0;
 }
