@@ -14,7 +14,7 @@ SWIFT_FILES = $$(git ls-files '*.swift' | grep -v 'Package.swift$$')
 format:
 	$(SWIFT) format format -i --configuration .swift-format $(SWIFT_FILES)
 
-.PHONY: all deps build test test-examples test-sanitizers demo bench bench-pacing bench-drm soak clean
+.PHONY: all deps build test test-examples test-sanitizers test-pure-sanitizers demo bench bench-pacing bench-drm soak clean
 
 all: build
 
@@ -39,6 +39,7 @@ test: deps
 	@# side by side on a slow or overloaded host (TSan, stress-ng --cpu 4) some waited out their
 	@# hang guards for frames. Serial, each has the main thread to itself (the run takes about as long).
 	$(SWIFT) test --skip-build --disable-xctest --no-parallel $(BUILD_FLAGS)
+	@$(MAKE) --no-print-directory test-pure-sanitizers
 	@echo "DRM/KMS suite on a real kernel with vkms (qemu):"
 	Scripts/vkms-vm run --timeout 900 -- .build/debug/DisplayLinkPackageTests.xctest \
 	  --testing-library swift-testing --filter DRMBackendTests
@@ -46,6 +47,7 @@ test: deps
 	Scripts/vkms-vm run --display bochs --timeout 900 -- .build/debug/DisplayLinkPackageTests.xctest \
 	  --testing-library swift-testing --filter DRMBackendTests
 	@$(MAKE) --no-print-directory test-examples
+	@$(MAKE) --no-print-directory test-c-library
 
 # The programs in Examples/ (a separate package on the public products only; its .build compiles
 # the library once more), each the same binary on a private headless weston (Scripts/with-weston
@@ -71,6 +73,33 @@ test-examples: deps
 	Scripts/vkms-vm run --timeout 600 -- sh -c \
 	  'for run in $(EXAMPLE_RUNS); do Examples/.build/debug/$$run || exit 1; done'
 
+# The C library (issue 35): libdisplaylink.so (release build, the Swift runtime linked in
+# statically, only the dl_ functions exported), its header and its pkg-config file (relocatable:
+# its prefix is where it lies), under $(DESTDIR)$(PREFIX)/lib, /include and /lib/pkgconfig. A C
+# program then builds with `cc main.c $(pkg-config --cflags --libs displaylink)` and runs with no
+# LD_LIBRARY_PATH and no Swift toolchain (the pkg-config file's Libs carry the run path).
+.PHONY: install c-library test-c-library
+PREFIX ?= /usr/local
+CLIB_VERSION := 0.1.0
+CLIB_SCRATCH := .build-clib
+CLIB_BUILD := -c release --scratch-path $(CLIB_SCRATCH) -Xswiftc -static-stdlib \
+  -Xlinker --version-script=$(CURDIR)/Sources/DisplayLinkC/exports.map
+c-library: deps
+	$(SWIFT) build $(CLIB_BUILD) --product displaylink $(BUILD_FLAGS)
+install: c-library
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(CLIB_SCRATCH)/release/libdisplaylink.so $(DESTDIR)$(PREFIX)/lib/libdisplaylink.so
+	install -m 644 Sources/DisplayLinkC/include/displaylink.h $(DESTDIR)$(PREFIX)/include/displaylink.h
+	sed -e 's|@VERSION@|$(CLIB_VERSION)|' Sources/DisplayLinkC/displaylink.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/displaylink.pc
+
+# The C library's checks (part of make test): installed into .build-clib/install, then the C tests
+# and Examples/SDL3Link built against it as a C programmer would and run from a clean environment,
+# on the host (weston 10) and in the Debian forky root on weston 16, mutter 50 and kwin 6.7
+# (Scripts/check-c-library).
+test-c-library: deps
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(CLIB_SCRATCH)/install
+	Scripts/check-c-library $(CLIB_SCRATCH)/install
+
 # API documentation: the DocC catalog of each library module (swift-docc-plugin), warnings as
 # errors, one archive per module. Output: .build/plugins/Swift-DocC/outputs/<module>.doccarchive;
 # static websites with DOCC_FLAGS=--transform-for-static-hosting. Each module is compiled for its
@@ -81,7 +110,7 @@ test-examples: deps
 DOCC_FLAGS ?=
 DOC_TARGETS := DisplayLinkCore DisplaySurface SurfaceBackend OffscreenBackend Motion DisplayLinkTesting GLESRenderer \
   FrameSchedulers WaylandBackend EGLGraphics DRMBackend ConsoleSeat Scenes PNGImage KernelCall DisplayLinkWaylandTesting \
-  SurfaceInput
+  SurfaceInput ForeignSources
 docs:
 	@failed=; for target in $(DOC_TARGETS); do \
 	  echo "$(SWIFT) package $(BUILD_FLAGS) --disable-sandbox generate-documentation --target $$target --warnings-as-errors $(DOCC_FLAGS)"; \
@@ -109,32 +138,49 @@ demo: deps
 	@echo "  reports:     bounce.json scroll.json"
 	@echo "  plots:       bounce-plot.png scroll-plot.png"
 
-# The host suites under ThreadSanitizer, then AddressSanitizer (not part of make test), each in its
-# own build directory. The DRM suite needs the VM's /dev/dri (it is disabled without it) and is skipped.
-# TSan's suppressions, each with its reason, are in Scripts/tsan-suppressions.txt.
-# ASan runs twice. The suites that load no C library (core, motion, schedulers) run with
-# LeakSanitizer on and no suppressions. The others (renderer, Wayland, demo) run for memory errors
-# only: Mesa's driver is dlopened and dlclosed with each EGL display, and what its globals held is
-# then reported from an "<unknown module>" that no suppression can name (with the driver pinned by
-# LD_PRELOAD the renderer suite reports no leak); the demo reports 72 bytes at exit (a weak
-# reference's side table, whose address Swift keeps encoded in the object header, cf.
-# llvm/llvm-project#56751, and a closure context last held by the main thread's frames, which
-# dispatchMain() ends). `make test-sanitizers ASAN_LEAKS=1` shows them.
+# The suites that load no C library (core, motion, schedulers, input timing), under AddressSanitizer
+# with LeakSanitizer on and no suppressions, then under ThreadSanitizer: part of `make test`, so that
+# a reference cycle or a data race in the library's pure-Swift types or in their tests fails it.
+# LeakSanitizer reports at the test process's exit and makes it exit non-zero, and swift test then
+# exits non-zero. Each sanitizer has its own build directory, shared with test-sanitizers, so the
+# package is built once per sanitizer and later runs rebuild only what changed. The whole test
+# bundle is built: SwiftPM links every test target into one DisplayLinkPackageTests.xctest,
+# `--build-tests` and `--target` are mutually exclusive, and `--target <suite>` compiles the module
+# without linking anything that runs; only the filtered suites run, and none starts a compositor or VM.
+# BUILD_FLAGS come before the sanitizer's own flags, so that a --scratch-path in them (the
+# non-sanitized build's) does not take the sanitizer's place.
+PURE_SWIFT_SUITES := DisplayLinkCoreTests|MotionTests|FrameSchedulerTests|SurfaceInputTests
 SANITIZER_TEST := --disable-xctest --skip-build --no-parallel
+ASAN_SCRATCH ?= .build-asan
+TSAN_SCRATCH ?= .build-tsan
 # Linked with lld: gold prints a warning for each of the ASan runtime's local __asan_* symbols.
-ASAN_BUILD := --sanitize=address --scratch-path .build-asan -Xswiftc -use-ld=lld
-PURE_SWIFT_SUITES := DisplayLinkCoreTests|MotionTests|FrameSchedulerTests
+ASAN_BUILD := $(BUILD_FLAGS) --sanitize=address --scratch-path $(ASAN_SCRATCH) -Xswiftc -use-ld=lld
+TSAN_BUILD := $(BUILD_FLAGS) --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+TSAN_ENV := TSAN_OPTIONS="suppressions=$(CURDIR)/Scripts/tsan-suppressions.txt $$TSAN_OPTIONS"
+test-pure-sanitizers: deps
+	$(SWIFT) build --build-tests $(ASAN_BUILD)
+	ASAN_OPTIONS=detect_leaks=1 $(SWIFT) test $(ASAN_BUILD) $(SANITIZER_TEST) --filter '$(PURE_SWIFT_SUITES)'
+	$(SWIFT) build --build-tests $(TSAN_BUILD)
+	$(TSAN_ENV) $(SWIFT) test $(TSAN_BUILD) $(SANITIZER_TEST) --filter '$(PURE_SWIFT_SUITES)'
+
+# Every host suite under both sanitizers: the pure suites as in `make test`, then the others
+# (renderer, Wayland, demo; not part of `make test`) under ThreadSanitizer and AddressSanitizer.
+# The DRM suite needs the VM's /dev/dri (it is disabled without it) and is skipped. TSan's
+# suppressions, each with its reason, are in Scripts/tsan-suppressions.txt.
+# The other suites run under ASan for memory errors only: Mesa's driver is dlopened and dlclosed
+# with each EGL display, and what its globals held is then reported from an "<unknown module>"
+# that no suppression can name (with the driver pinned by LD_PRELOAD the renderer suite reports no
+# leak); the demo reports 72 bytes at exit (a weak reference's side table, whose address Swift
+# keeps encoded in the object header, cf. llvm/llvm-project#56751, and a closure context last held
+# by the main thread's frames, which dispatchMain() ends). `make test-sanitizers ASAN_LEAKS=1`
+# shows them.
 ASAN_LEAKS ?= 0
-test-sanitizers: deps
+test-sanitizers: test-pure-sanitizers
+	@# The host suites drive Examples/.build/debug/TouchKiosk.
 	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan $(BUILD_FLAGS)
-	TSAN_OPTIONS="suppressions=$(CURDIR)/Scripts/tsan-suppressions.txt $$TSAN_OPTIONS" \
-	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan $(SANITIZER_TEST) --skip DRMBackendTests $(BUILD_FLAGS)
-	$(SWIFT) build --build-tests $(ASAN_BUILD) $(BUILD_FLAGS)
-	ASAN_OPTIONS=detect_leaks=1 $(SWIFT) test $(ASAN_BUILD) $(SANITIZER_TEST) \
-	  --filter '$(PURE_SWIFT_SUITES)' $(BUILD_FLAGS)
+	$(TSAN_ENV) $(SWIFT) test $(TSAN_BUILD) $(SANITIZER_TEST) --skip 'DRMBackendTests|$(PURE_SWIFT_SUITES)'
 	ASAN_OPTIONS=detect_leaks=$(ASAN_LEAKS) $(SWIFT) test $(ASAN_BUILD) $(SANITIZER_TEST) \
-	  --skip 'DRMBackendTests|$(PURE_SWIFT_SUITES)' $(BUILD_FLAGS)
+	  --skip 'DRMBackendTests|$(PURE_SWIFT_SUITES)'
 
 # Benchmarks (not part of make test): frame dispatch and scene update+encode with allocation
 # counts (package-benchmark); instructions per frame of the demo's client under callgrind (bounce
@@ -263,4 +309,4 @@ soak: deps
 	Scripts/soak .build/release/displaylink-demo $(SOAK_SECONDS) $(SOAK_INTERVAL)
 
 clean:
-	rm -rf .build Benchmarks/.build Examples/.build
+	rm -rf .build .build-clib Benchmarks/.build Examples/.build

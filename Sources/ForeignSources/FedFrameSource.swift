@@ -32,7 +32,7 @@ internal import FrameSchedulers
 ///   ``willSubmit(at:)`` then returns ``SubmitAction/presentAfterPending``, and the program
 ///   presents that frame right after it reports the pending one's completion.
 /// - A callback that submits nothing is followed by one at the next vblank, predicted from the
-///   presentations reported and the exact period (``TimestampProvenance/frameCallbackEstimate``):
+///   presentations reported and the exact period (`TimestampProvenance.frameCallbackEstimate`):
 ///   the program reports no presentation for a frame it did not present.
 /// - A submitted frame whose presentation is not reported within ``lostPresentationTimeout`` (a
 ///   program that forgot to report it, or a first frame set with a legacy mode set, which brings
