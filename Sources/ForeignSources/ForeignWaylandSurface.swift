@@ -29,7 +29,7 @@ internal import WaylandBackend
 ///   commit. The surface is never committed by the library. A callback may draw and commit, or
 ///   leave it to the program's loop until the next vblank; a refresh without a commit is followed
 ///   by a tick at the next predicted vblank (estimated timestamps), so the link never stops. When
-///   no commit came through the hook for `WaylandFrameSource.missingCommitHookRefreshes` refreshes
+///   no commit came through the hook for ``missingCommitHookRefreshes`` refreshes
 ///   in a row, one warning says so (label `displaylink.foreign`).
 /// - **Reading the display.** The library watches the display's socket on the main queue
 ///   (`dispatchMain()`, `DisplaySurface.runMainLoop()`). Events for the library that the
@@ -51,6 +51,10 @@ internal import WaylandBackend
 @MainActor
 public final class ForeignWaylandSurface: FrameSource {
     static let log = Logger(label: "displaylink.foreign")
+
+    /// Refreshes in a row without a commit through ``willCommit()`` after which one warning (or
+    /// ``onCommitHookMissing``) says the program may be missing the hook.
+    public static var missingCommitHookRefreshes: Int { WaylandFrameSource.missingCommitHookRefreshes }
 
     public struct Options: Sendable {
         /// When callbacks start: at the frame event, or as late as the frame can still be committed.
@@ -92,7 +96,7 @@ public final class ForeignWaylandSurface: FrameSource {
     /// Called once on the main actor when the connection fails; the links are invalidated.
     public var onError: ((ForeignSourceError) -> Void)?
     /// Called once, instead of the library's warning, when no commit came through ``willCommit()``
-    /// for `WaylandFrameSource.missingCommitHookRefreshes` refreshes in a row.
+    /// for ``missingCommitHookRefreshes`` refreshes in a row.
     public var onCommitHookMissing: (() -> Void)? {
         didSet { installHookWarning() }
     }
@@ -234,7 +238,7 @@ public final class ForeignWaylandSurface: FrameSource {
                 ForeignWaylandSurface.log.warning(
                     """
                     no frame was committed through ForeignWaylandSurface.willCommit() in \
-                    \(WaylandFrameSource.missingCommitHookRefreshes) refreshes: the links tick on the predicted vblanks \
+                    \(ForeignWaylandSurface.missingCommitHookRefreshes) refreshes: the links tick on the predicted vblanks \
                     (estimated timestamps). If the program draws, call willCommit() right before each call that commits \
                     the surface (eglSwapBuffers, SDL_RenderPresent, vkQueuePresentKHR, wl_surface_commit)
                     """)

@@ -7,7 +7,7 @@ import FrameSchedulers
 extension WaylandFrameSource {
     /// Refreshes in a row, after which one without a commit through ``willCommit()`` logs a
     /// warning (once) that the program may be missing the hook.
-    public static let missingCommitHookRefreshes = 120
+    public static let missingCommitHookRefreshes = 60
 
     /// The commit hook: the program calls it right before the call that commits its surface
     /// (`eglSwapBuffers`, `vkQueuePresentKHR`, `SDL_RenderPresent`, `SDL_GL_SwapWindow`, its own

@@ -227,7 +227,7 @@ int dl_wayland_source_create(void *wl_display, void *wl_surface, const dl_waylan
 /* The commit hook: call it right before each call that commits the program's surface. The
  * latest refresh's requests are sent then, for that commit. A refresh whose frame is not committed
  * by the next vblank is followed by a callback at the predicted vblank (DL_PROVENANCE_ESTIMATE),
- * so links never stop; when no commit came through the hook for 120 refreshes in a row, one
+ * so links never stop; when no commit came through the hook for 60 refreshes in a row, one
  * warning says so on standard error. Wayland sources only. */
 int dl_source_will_commit(dl_source *source);
 
