@@ -33,6 +33,8 @@ test: deps
 	Scripts/os-root trixie build >/dev/null
 	Scripts/os-root forky build >/dev/null
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	@# The C programs the VM's DRM suite runs (kms-fed), against the installed C library.
+	@$(MAKE) --no-print-directory c-test-programs
 	@# The examples too: the host suites (sway) and the VM's (uinput) drive Examples/.build/debug/TouchKiosk.
 	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
 	@# One suite at a time: the compositor-driven suites all draw on the one main thread, and run
@@ -92,13 +94,31 @@ install: c-library
 	install -m 644 Sources/DisplayLinkC/include/displaylink.h $(DESTDIR)$(PREFIX)/include/displaylink.h
 	sed -e 's|@VERSION@|$(CLIB_VERSION)|' Sources/DisplayLinkC/displaylink.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/displaylink.pc
 
+# The library as the checks use it, installed into .build-clib/install again only when a source
+# changed since (so `make test`, which builds the C test programs first and runs test-c-library
+# last, installs it once).
+CLIB_CHECKS_PREFIX := $(CURDIR)/$(CLIB_SCRATCH)/install
+CLIB_CHECKS_PC := $(CLIB_SCRATCH)/install/lib/pkgconfig/displaylink.pc
+$(CLIB_CHECKS_PC): Package.swift $(wildcard Package.resolved) $(shell find Sources -type f)
+	@$(MAKE) --no-print-directory install PREFIX=$(CLIB_CHECKS_PREFIX) DESTDIR=
+
 # The C library's checks (part of make test): installed into .build-clib/install, then the C tests
 # and Examples/SDL3Link built against it as a C programmer would and run from a clean environment,
 # on the host (weston 10) and in the Debian forky root on weston 16, mutter 50 and kwin 6.7
 # (Scripts/check-c-library).
-test-c-library: deps
-	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(CLIB_SCRATCH)/install
+test-c-library: deps $(CLIB_CHECKS_PC)
 	Scripts/check-c-library $(CLIB_SCRATCH)/install
+
+# The C programs the VM's suites run, built with the host's cc against the installed library as a
+# C programmer builds them: Tests/CLibrary/kms-fed.c, a program's own page flips (legacy or
+# atomic) fed to the link, which Tests/DRMBackendTests/FedSourceKMSTests.swift runs from
+# .build-clib/checks/kms-fed (the checkout is shared into the VM at the same path).
+.PHONY: c-test-programs
+c-test-programs: deps $(CLIB_SCRATCH)/checks/kms-fed
+$(CLIB_SCRATCH)/checks/kms-fed: Tests/CLibrary/kms-fed.c $(CLIB_CHECKS_PC)
+	@mkdir -p $(dir $@)
+	cc -O2 -Wall -Wextra -Werror $< \
+	  $$(PKG_CONFIG_PATH=$(CLIB_CHECKS_PREFIX)/lib/pkgconfig pkg-config --cflags --libs displaylink libdrm) -o $@
 
 # API documentation: the DocC catalog of each library module (swift-docc-plugin), warnings as
 # errors, one archive per module. Output: .build/plugins/Swift-DocC/outputs/<module>.doccarchive;
@@ -231,9 +251,13 @@ bench-pacing: deps
 # presented rate, CPU per presented frame (the whole process), median and p99 interval, prediction
 # error, callback-to-present, and the demo's ratios to each peer (Benchmarks/Scripts/peers-table;
 # reports and logs in out/bench-peers/). Figures only: fails only when a run itself fails.
+# Issue 35: SDL 3 + link rows (Examples/SDL3Link, built in the root against the C library, which
+# is installed into .build-clib/install first), SDL3Link on mutter 50 and kwin 6.7, and its
+# instructions per frame with the link and with SDL's vsync instead (callgrind).
 .PHONY: bench-peers
 PEERS_SECONDS ?= 10
 bench-peers: deps
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(CLIB_SCRATCH)/install DESTDIR=
 	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)
 	@# The binary from the build directory BUILD_FLAGS selects (e.g. --scratch-path).
 	@Benchmarks/Scripts/peers-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" $(PEERS_SECONDS)

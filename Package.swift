@@ -156,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DRMBackendTests",
-            dependencies: ["DRMBackend", "ConsoleSeat", "DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "GLESRenderer", "displaylink-demo",
+            dependencies: ["DRMBackend", "ConsoleSeat", "DisplaySurface", "DisplayLinkCore", "DisplayLinkWaylandTesting", "FrameSchedulers", "GLESRenderer", "displaylink-demo",
                            .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
