@@ -30,7 +30,9 @@ internal import FrameSchedulers
 /// - Frames in flight: one while drawing fits the period; after a frame missed its vblank the
 ///   next is drawn at once, while its flip is pending (the backend's two frames in flight):
 ///   ``willSubmit(at:)`` then returns ``SubmitAction/presentAfterPending``, and the program
-///   presents that frame right after it reports the pending one's completion.
+///   keeps that frame and presents it when the pending one completes: in its flip handler, before
+///   it reports that completion (the report runs the next callback at once, as the backend queues
+///   the held flip before its next callback).
 /// - A callback that submits nothing is followed by one at the next vblank, predicted from the
 ///   presentations reported and the exact period (`TimestampProvenance.frameCallbackEstimate`):
 ///   the program reports no presentation for a frame it did not present.
@@ -51,8 +53,8 @@ public final class FedFrameSource: FrameSource {
     public enum SubmitAction: Sendable, Hashable {
         /// Present it now (flip, commit, present).
         case presentNow
-        /// A presentation is pending: present this frame right after reporting that one's
-        /// completion with ``FedFrameSource/presented(at:sequence:)``.
+        /// A presentation is pending: keep this frame and present it when that one completes, in
+        /// the completion's handler before reporting it with ``FedFrameSource/presented(at:sequence:)``.
         case presentAfterPending
     }
 
@@ -305,7 +307,11 @@ public final class FedFrameSource: FrameSource {
                     sequence: current.sequence, at: current.time, eventPending: false,
                     refreshIndex: self.dispatcher.nextRefreshIndex, now: now)
                 {
-                    self.runCallback(event, predicted: false)
+                    // The vblank is predicted from the last one reported (the backend reads it
+                    // from the kernel): an estimate.
+                    var predicted = event
+                    predicted.provenance = .frameCallbackEstimate
+                    self.runCallback(predicted, predicted: true)
                 }
             }
         }

@@ -48,7 +48,8 @@
  * the display only with wl_display_prepare_read_queue and wl_display_read_events, on its own
  * event queue: the program's events stay the program's.
  *
- * ERRORS. Every function that can fail returns an int: DL_OK (0) or a negative dl_result, and
+ * ERRORS. Every function that can fail returns an int: DL_OK (0), or a count or action where its
+ * comment says so (never negative), or a negative dl_result, and
  * dl_error_message() says what went wrong in words a person can act on. Nothing aborts the
  * process: a null, destroyed or wrong-kind handle is DL_ERROR_INVALID_HANDLE. Handles are never
  * reused, so a stale one is always recognised.
@@ -247,8 +248,9 @@ int dl_fed_source_create(int64_t refresh_period_ns, int32_t latency, dl_source *
 enum dl_submit_action {
     /* Present it now (flip, commit, present). */
     DL_SUBMIT_NOW = 0,
-    /* A presentation is still pending: present this frame right after reporting that one's
-     * completion with dl_source_presented (the library keeps two frames in flight after a frame
+    /* A presentation is still pending: keep this frame and present it when that one completes, in
+     * the completion's handler (the page-flip event) before reporting it with dl_source_presented,
+     * which runs the next callback at once (the library keeps two frames in flight after a frame
      * missed its vblank, so that drawing gets the whole period). */
     DL_SUBMIT_AFTER_PENDING = 1
 };
@@ -263,7 +265,8 @@ int dl_source_will_submit(dl_source *source, int64_t time_ns);
  * a Vulkan present's time) at the display's refresh sequence (the flip event's sequence; 0 when
  * unknown, then counted from the times). The next callback runs inside this call (or at its
  * planned start under DL_LATENCY_LOW). Times or sequences that go backwards are taken as a new
- * rhythm, never trusted blindly. Fed sources only. */
+ * rhythm, never trusted blindly. Returns the number of callbacks it ran (>= 0), or a negative
+ * dl_result. Fed sources only. */
 int dl_source_presented(dl_source *source, int64_t time_ns, uint64_t sequence);
 
 /* Options of a surface of the library's own. Fill with dl_surface_options_init(). */
