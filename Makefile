@@ -252,12 +252,12 @@ bench-pacing: deps
 # error, callback-to-present, and the demo's ratios to each peer (Benchmarks/Scripts/peers-table;
 # reports and logs in out/bench-peers/). Figures only: fails only when a run itself fails.
 # Issue 35: SDL 3 + link rows (Examples/SDL3Link, built in the root against the C library, which
-# is installed into .build-clib/install first), SDL3Link on mutter 50 and kwin 6.7, and its
+# is installed into .build-clib/install first: $(CLIB_CHECKS_PC), installed again when a source
+# changed), SDL3Link on mutter 50 and kwin 6.7, and its
 # instructions per frame with the link and with SDL's vsync instead (callgrind).
 .PHONY: bench-peers
 PEERS_SECONDS ?= 10
-bench-peers: deps
-	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(CLIB_SCRATCH)/install DESTDIR=
+bench-peers: deps $(CLIB_CHECKS_PC)
 	$(SWIFT) build -c release --product displaylink-demo $(BUILD_FLAGS)
 	@# The binary from the build directory BUILD_FLAGS selects (e.g. --scratch-path).
 	@Benchmarks/Scripts/peers-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" $(PEERS_SECONDS)
