@@ -21,10 +21,11 @@ enum CEventLoop {
     /// The display failures not yet returned by `dl_dispatch`.
     private static var failures: [String] = []
     private static var events = [epoll_event](repeating: epoll_event(), count: 16)
-    /// One source per program display, and those whose read is prepared: kept between calls, so
-    /// that a call allocates nothing once they have grown.
-    private static var displays: [(source: ForeignWaylandSurface, fd: Int32)] = []
-    private static var prepared: [(source: ForeignWaylandSurface, fd: Int32)] = []
+    /// One reader per program display, and those whose read is prepared: kept between calls, so
+    /// that a call allocates nothing once they have grown. A reader outlives the sources closed
+    /// during the wait's callbacks, so every prepared read is finished.
+    private static var displays: [(reader: DisplayReader, fd: Int32)] = []
+    private static var prepared: [(reader: DisplayReader, fd: Int32)] = []
 
     static func setUp() throws(CFailure) {
         guard epoll < 0 else { return }
@@ -43,26 +44,27 @@ enum CEventLoop {
         self.drain = drain
     }
 
-    /// The loop reads `source`'s display from now on.
-    static func watch(_ source: ForeignWaylandSurface) throws(CFailure) {
+    /// The loop reads `source`'s display from now on; returns the socket watched.
+    static func watch(_ source: ForeignWaylandSurface) throws(CFailure) -> Int32 {
         try setUp()
         source.beginDirectReading()
         let fd = source.fileDescriptor
-        guard fd >= 0 else { return }
+        guard fd >= 0 else { return -1 }
         if let users = watched[fd] {
             watched[fd] = users + 1
-            return
+            return fd
         }
         var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: fd))
         guard epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) == 0 else {
             throw .system("epoll_ctl (the display's socket): \(String(cString: strerror(errno)))")
         }
         watched[fd] = 1
+        return fd
     }
 
-    /// `source` is going: its display's socket leaves the set with its last source.
-    static func unwatch(_ source: ForeignWaylandSurface) {
-        let fd = source.fileDescriptor
+    /// A source on the display of socket `fd` is going or failed: the socket leaves the set with
+    /// its last source (a failed display's socket stays readable, hung up, and would wake every wait).
+    static func unwatch(_ fd: Int32) {
         guard fd >= 0, let users = watched[fd] else { return }
         if users > 1 {
             watched[fd] = users - 1
@@ -95,12 +97,12 @@ enum CEventLoop {
             prepared.removeAll(keepingCapacity: true)
         }
         for entry in CSources.table.all {
-            guard case .wayland(let source) = entry.kind, entry.failure == nil, let identity = source.displayIdentity,
-                !displays.contains(where: { $0.source.displayIdentity == identity })
+            guard case .wayland(let source) = entry.kind, entry.failure == nil, let reader = source.reader,
+                !displays.contains(where: { $0.reader.identity == reader.identity })
             else { continue }
-            displays.append((source, source.fileDescriptor))
+            displays.append((reader, reader.fileDescriptor))
         }
-        for display in displays where display.source.prepareToWait() { prepared.append(display) }
+        for display in displays where display.reader.prepareToWait() { prepared.append(display) }
         // Callbacks that ran while dispatching what was queued: the wait would only delay them.
         let wait = CLinks.callbacksRun != before ? 0 : timeout
         let count = events.withUnsafeMutableBufferPointer { buffer in
@@ -114,7 +116,7 @@ enum CEventLoop {
         for display in prepared {
             var readable = false
             for index in 0..<ready where events[index].data.fd == display.fd { readable = true }
-            display.source.finishWait(readable: readable)
+            display.reader.finishWait(readable: readable)
         }
         if mainQueue { drain?.run() }
         if let waitError { throw .system("epoll_wait: \(waitError)") }

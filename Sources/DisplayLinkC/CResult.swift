@@ -15,9 +15,9 @@ struct CFailure: Error {
 }
 
 /// The last failure's message, as a C string owned here until the next failure replaces it.
-@MainActor
+/// Touched only on the main thread (every entry point checks it first).
 enum LastError {
-    private static var storage: UnsafeMutablePointer<CChar>?
+    nonisolated(unsafe) private static var storage: UnsafeMutablePointer<CChar>?
 
     static func set(_ message: String) {
         storage?.deallocate()
@@ -54,11 +54,17 @@ enum CStrings {
 
 /// Runs one C entry point: on the main thread only, with its failure turned into a return code
 /// and a message. `body` returns the call's non-negative result.
+///
+/// The main thread is checked here, so `body` runs on the main actor's thread: it is called as the
+/// nonisolated function it is by construction, not through `MainActor.assumeIsolated`, which
+/// allocates on every call (`DisplayLinkCore`'s `onMainActor` says why), and the per-frame calls
+/// (`dl_dispatch`, `dl_source_will_commit`, `dl_source_will_submit`, `dl_source_presented`) allocate nothing.
 func entry(_ body: @MainActor () throws(CFailure) -> Int32) -> Int32 {
     guard MainQueueDrain.isMainThread else { return DL_ERROR_WRONG_THREAD.rawValue }
-    return MainActor.assumeIsolated {
+    return withoutActuallyEscaping(body) { body in
+        let run = unsafeBitCast(body, to: (() throws(CFailure) -> Int32).self)
         do throws(CFailure) {
-            return try body()
+            return try run()
         } catch {
             LastError.set(error.message)
             return error.code
@@ -69,8 +75,7 @@ func entry(_ body: @MainActor () throws(CFailure) -> Int32) -> Int32 {
 @_cdecl("dl_error_message")
 public func dl_error_message() -> UnsafePointer<CChar> {
     guard MainQueueDrain.isMainThread else { return CStrings.wrongThread }
-    let address = MainActor.assumeIsolated { UInt(bitPattern: LastError.pointer) }
-    return UnsafePointer(bitPattern: address) ?? CStrings.empty
+    return LastError.pointer
 }
 
 nonisolated(unsafe) private let resultNames: [Int32: UnsafePointer<CChar>] = [

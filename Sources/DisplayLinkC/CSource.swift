@@ -17,7 +17,11 @@ final class CSource {
     /// The handle the program holds (set once filed).
     var handle: OpaquePointer?
     /// The display's failure, once it failed (reported once by `dl_dispatch`, then by every call).
-    var failure: String?
+    var failure: String? {
+        didSet { if failure != nil { stopWatching() } }
+    }
+    /// The program display's socket the event loop watches for this source (-1: none).
+    var watchedSocket: Int32 = -1
 
     init(_ kind: Kind) { self.kind = kind }
 
@@ -62,11 +66,16 @@ final class CSource {
         }
     }
 
+    func stopWatching() {
+        CEventLoop.unwatch(watchedSocket)
+        watchedSocket = -1
+    }
+
     /// Lets go of the display's parts now (the links are invalidated).
     func close() {
         switch kind {
         case .wayland(let source):
-            CEventLoop.unwatch(source)
+            stopWatching()
             source.close()
         case .fed(let source):
             source.dispatcher.invalidateAll()
@@ -154,7 +163,7 @@ public func dl_wayland_source_create(
                 commits the surface (eglSwapBuffers, SDL_RenderPresent, SDL_GL_SwapWindow, vkQueuePresentKHR, wl_surface_commit)
                 """)
         }
-        try CEventLoop.watch(foreign)
+        source.watchedSocket = try CEventLoop.watch(foreign)
         return CSources.file(source, into: out)
     }
 }

@@ -64,7 +64,9 @@ public struct Nanoseconds: Hashable, Comparable, Sendable, CustomStringConvertib
 @inlinable public func currentMediaTime() -> Double { MonotonicInstant.now().seconds }
 
 @usableFromInline func format6(_ x: Double) -> String {
-    // Fixed six decimals without Foundation.
+    // Fixed six decimals without Foundation. Values too large for six decimals in an Int64
+    // (times a compositor or kernel reported wrongly, near the clock's ends) print as Swift does.
+    guard x.isFinite, abs(x) < 1e12 else { return String(x) }
     let negative = x < 0
     let scaled = (abs(x) * 1_000_000).rounded()
     let whole = Int64(scaled / 1_000_000)

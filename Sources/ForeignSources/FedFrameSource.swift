@@ -59,6 +59,8 @@ public final class FedFrameSource: FrameSource {
     }
 
     public let dispatcher = RefreshDispatcher()
+    /// The refresh periods a fed source takes: 100 µs (10 kHz) to 10 s.
+    public static let periods = Nanoseconds(100_000)...Nanoseconds(10_000_000_000)
     /// The exact refresh period the source was made with.
     public let refreshPeriod: Nanoseconds
     public let latency: LatencyPolicy
@@ -79,6 +81,10 @@ public final class FedFrameSource: FrameSource {
     private var delayedEvent: (event: RefreshEvent, planned: MonotonicInstant)?
     private var startPending = false
     private var startNextPending = false
+    /// Reports not taken yet, and whether they are being taken (see ``presented(at:sequence:)``).
+    private var pendingReports: [(time: MonotonicInstant, sequence: UInt64?)] = []
+    private var isTakingReports = false
+    private var isInCallback = false
     /// A presentation awaited this long (a submitted frame whose completion the program never
     /// reported) is taken as lost: the rhythm restarts on predicted vblanks, with one warning.
     public var lostPresentationTimeout = Nanoseconds(500_000_000)
@@ -91,13 +97,16 @@ public final class FedFrameSource: FrameSource {
 
     /// A source with the display's exact refresh period (from its mode timings: the pixel clock
     /// over the total pixels of a frame). Throws ``FedSourceError/invalidPeriod(_:)`` for a period
-    /// that is not positive.
+    /// outside ``periods``.
     public init(refreshPeriod: Nanoseconds, latency: LatencyPolicy = .throughput) throws(FedSourceError) {
-        guard refreshPeriod.value > 0 else { throw .invalidPeriod(refreshPeriod) }
+        guard refreshPeriod >= FedFrameSource.periods.lowerBound, refreshPeriod <= FedFrameSource.periods.upperBound else {
+            throw .invalidPeriod(refreshPeriod)
+        }
         self.refreshPeriod = refreshPeriod
         self.latency = latency
         scheduler = KMSFrameScheduler(period: refreshPeriod)
         scheduler.latency = latency
+        pendingReports.reserveCapacity(4)
         tickTimer = MainQueueTimer { [weak self] in self?.tickFired() }
         lostTimer = MainQueueTimer { [weak self] in self?.presentationLost() }
         if latency == .lowLatency {
@@ -148,6 +157,24 @@ public final class FedFrameSource: FrameSource {
     /// times). The next callback runs now (or at its planned start under low latency).
     public func presented(at time: MonotonicInstant, sequence: UInt64? = nil) {
         presentationCount += 1
+        // A report made from a callback (a present-wait loop that reports as it draws) is handled
+        // once that callback returned: reports are taken in order, one after another, and the
+        // stack never grows report by report.
+        pendingReports.append((time, sequence))
+        guard !isTakingReports, !isInCallback else { return }
+        takeReports()
+    }
+
+    private func takeReports() {
+        isTakingReports = true
+        defer { isTakingReports = false }
+        while !pendingReports.isEmpty {
+            let report = pendingReports.removeFirst()
+            take(report.time, report.sequence)
+        }
+    }
+
+    private func take(_ time: MonotonicInstant, _ sequence: UInt64?) {
         let resolved = sequence ?? countedSequence(at: time)
         tickDue = false
         tickTimer?.cancel()
@@ -156,7 +183,12 @@ public final class FedFrameSource: FrameSource {
         let outcome: KMSFrameScheduler.EventOutcome
         if awaited == .flip {
             outcome = scheduler.flipCompleted(sequence32: UInt32(truncatingIfNeeded: resolved), at: time)
-            if scheduler.flipping == nil { awaited = .nothing }
+            if scheduler.flipping == nil {
+                awaited = .nothing
+            } else {
+                // The held frame is on its way now: its presentation is awaited in turn.
+                lostTimer?.schedule(at: clock() + lostPresentationTimeout)
+            }
         } else {
             outcome = scheduler.vblankEvent(sequence: resolved, at: time)
             awaited = .nothing
@@ -222,7 +254,11 @@ public final class FedFrameSource: FrameSource {
 
     private func runCallback(_ event: RefreshEvent, predicted: Bool) {
         if predicted { predictedTickCount += 1 }
+        let outermost = !isInCallback
+        isInCallback = true
         dispatcher.dispatch(event)
+        if outermost { isInCallback = false }
+        defer { if outermost && !isTakingReports && !pendingReports.isEmpty { takeReports() } }
         switch scheduler.callbackEnded(wantsRefreshes: dispatcher.wantsRefreshes) {
         case .none:
             break
@@ -278,7 +314,10 @@ public final class FedFrameSource: FrameSource {
 
     /// A tick: the predicted vblank stands in for the event the program does not report.
     private func tickFired() {
-        guard tickDue, awaited != .flip, dispatcher.wantsRefreshes else { return }
+        // Also while no link wants refreshes: the vblank stands in for the event the scheduler
+        // waits for, as the backend's queued vblank event still comes during a pause (the next
+        // start then finds nothing on its way); its callback is dropped by `follow`.
+        guard tickDue, awaited != .flip else { return }
         tickDue = false
         awaited = .nothing
         let now = clock()
@@ -338,19 +377,20 @@ public final class FedFrameSource: FrameSource {
         let p = refreshPeriod.value
         let (elapsed, overflow) = time.nanoseconds.subtractingReportingOverflow(last.time.nanoseconds)
         guard !overflow, elapsed > 0 else { return last.sequence &+ 1 }
-        return last.sequence &+ UInt64(max(1, (elapsed + p / 2) / p))
+        let periods = elapsed / p + (elapsed % p >= p - p / 2 ? 1 : 0)
+        return last.sequence &+ UInt64(max(1, periods))
     }
 }
 
 /// Why a fed source cannot be made.
 public enum FedSourceError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The refresh period is zero or negative.
+    /// The refresh period is outside ``FedFrameSource/periods``.
     case invalidPeriod(Nanoseconds)
 
     public var description: String {
         switch self {
         case .invalidPeriod(let period):
-            "a fed source needs the display's refresh period, greater than zero (got \(period.value) ns): take it from the mode timings"
+            "a fed source needs the display's exact refresh period, from 100 us to 10 s (got \(period.value) ns): take it from the mode timings"
         }
     }
 }

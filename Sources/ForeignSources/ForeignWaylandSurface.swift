@@ -36,8 +36,7 @@ internal import WaylandBackend
 ///   program's own reading took off the socket (its toolkit's event pump, or a thread of the
 ///   toolkit's: SDL 3 reads from a cursor thread) wait in the library's queue until
 ///   ``dispatchPending()``: call it after the toolkit's event pump. A loop of the program's own
-///   waits with ``prepareToWait()`` and ``finishWait(readable:)``, as the C library's
-///   `dl_dispatch` does, and then nothing waits.
+///   waits through ``reader``, as the C library's `dl_dispatch` does, and then nothing waits.
 /// - `wp_fifo_v1` and `wp_commit_timer_v1` allow one object per surface, and the program's stack
 ///   may hold them (Mesa's Vulkan WSI in FIFO mode): ``Options/usesFifo`` and
 ///   ``Options/usesCommitTiming`` hand them to the library only when the program says so.
@@ -68,7 +67,10 @@ public final class ForeignWaylandSurface: FrameSource {
         /// No frame event for this long is a stall (the window hidden, the compositor not repainting).
         public var stallTimeout = Nanoseconds(500_000_000)
         /// While stalled, tick this often (timer fallback provenance); nil: wait without ticking.
-        public var fallbackTickInterval: Nanoseconds?
+        /// On by default on a program's surface (4 Hz): a commit announced by the hook that never
+        /// came (a present that failed) looks like a hidden window, and the ticks keep a program
+        /// that draws only in its callbacks going, without spinning.
+        public var fallbackTickInterval: Nanoseconds? = Nanoseconds(250_000_000)
         /// How long the first round trips wait for the compositor before failing.
         public var replyTimeout = Nanoseconds(30_000_000_000)
         /// Bind `wp_presentation` (false: timestamps are estimates from frame callbacks; for tests).
@@ -76,7 +78,7 @@ public final class ForeignWaylandSurface: FrameSource {
 
         public init(
             latency: LatencyPolicy = .throughput, usesFifo: Bool = false, usesCommitTiming: Bool = false,
-            stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = nil,
+            stallTimeout: Nanoseconds = Nanoseconds(500_000_000), fallbackTickInterval: Nanoseconds? = Nanoseconds(250_000_000),
             replyTimeout: Nanoseconds = Nanoseconds(30_000_000_000), usesPresentationTime: Bool = true
         ) {
             self.latency = latency
@@ -168,29 +170,25 @@ public final class ForeignWaylandSurface: FrameSource {
     }
 
     /// The display's socket (the program's; -1 once closed). The library watches it on the main
-    /// queue; a loop of the program's own may wait on it instead with ``prepareToWait()`` and
-    /// ``finishWait(readable:)``.
+    /// queue; a loop of the program's own may wait on it instead, through ``reader``, after
+    /// ``beginDirectReading()``.
     public var fileDescriptor: Int32 { parts?.connection.fileDescriptor ?? -1 }
 
     /// Identifies the display's connection, which every source on the display shares: a loop
     /// waits once per display.
     public var displayIdentity: ObjectIdentifier? { parts.map { ObjectIdentifier($0.connection) } }
 
-    /// Before a loop of the program's waits on ``fileDescriptor``: dispatches the library's queued
-    /// events and prepares to read (`wl_display_prepare_read_queue`), so that no other reader of
-    /// the display (a toolkit's thread) takes the library's events off the socket while the loop
-    /// sleeps. ``finishWait(readable:)`` must follow, on this thread, before anything else that
-    /// may read the display (the toolkit's event pump, a swap). Returns false once the display failed.
-    public func prepareToWait() -> Bool { parts?.connection.prepareToWait() ?? false }
+    /// The display's reader (shared by every source on the display): a loop of the program's
+    /// waits with its ``DisplayReader/prepareToWait()`` and ``DisplayReader/finishWait(readable:)``,
+    /// so that no other reader of the display (a toolkit's thread: SDL 3 reads from a cursor
+    /// thread) takes the library's events off the socket while the loop sleeps. It outlives this
+    /// source's ``close()``, so a wait prepared through it is always finished, whatever the
+    /// callbacks close meanwhile. Nil once closed.
+    public var reader: DisplayReader? { parts.map { DisplayReader(connection: $0.connection) } }
 
-    /// From here on a loop of the program's reads the display (``prepareToWait()``,
-    /// ``finishWait(readable:)``) and the main queue no longer watches it, for every source on
-    /// the display.
+    /// From here on a loop of the program's reads the display (``reader``) and the main queue no
+    /// longer watches it, for every source on the display.
     public func beginDirectReading() { parts?.connection.beginDirectReading() }
-
-    /// After the wait: reads the socket if the wait found it `readable`, then dispatches what came
-    /// (the callbacks it brings run here).
-    public func finishWait(readable: Bool) { parts?.connection.finishWait(readable: readable) }
 
     /// The timing protocols in use (e.g. `wp_presentation 2`).
     public var timingProtocols: [String] { parts?.source.timingProtocolsInUse ?? [] }
@@ -260,4 +258,22 @@ public enum ForeignSourceError: Error, Sendable, Hashable, CustomStringConvertib
         case .display(let message): message
         }
     }
+}
+
+/// A program display's reading, for a loop of the program's that waits on it (the C library's
+/// `dl_dispatch`): ``prepareToWait()`` before the wait, ``finishWait(readable:)`` after it, on the
+/// main thread, with nothing between them that may read the display.
+@MainActor
+public struct DisplayReader {
+    let connection: WaylandConnection
+
+    /// The display's socket.
+    public var fileDescriptor: Int32 { connection.fileDescriptor }
+    /// Identifies the display (every source on it shares one reader).
+    public var identity: ObjectIdentifier { ObjectIdentifier(connection) }
+    /// Dispatches the library's queued events and prepares to read; false once the display
+    /// failed or its last source closed (nothing prepared then).
+    public func prepareToWait() -> Bool { connection.prepareToWait() }
+    /// Reads the socket when the wait found it `readable` (else gives the read up) and dispatches.
+    public func finishWait(readable: Bool) { connection.finishWait(readable: readable) }
 }

@@ -459,7 +459,7 @@ public struct KMSFrameScheduler: Sendable {
     /// `span` in whole periods, rounded to the nearest, 0 when negative.
     private func wholePeriods(_ span: Nanoseconds) -> Int64 {
         let late = max(0, span.value), p = period.value
-        return late / p + ((late % p) * 2 >= p ? 1 : 0)
+        return late / p + (late % p >= p - p / 2 ? 1 : 0)
     }
 }
 

@@ -31,12 +31,28 @@ final class ForeignSurface: PacedSurface {
     private var named: [WaylandOutput] = []
     /// The mode-change handler registered with each output the surface was shown on.
     private var modeHandlerIDs: [(output: WaylandOutput, id: Int)] = []
+    /// The program's surfaces whose FIFO or commit timer a source holds.
+    private static var fifoSurfaces: Set<UInt> = []
+    private static var timedSurfaces: Set<UInt> = []
+    private var surfaceAddress: UInt = 0
 
     /// Wraps `surface` (a `wl_surface *` of the connection's display). `usesFifo` and
     /// `usesCommitTiming`: the program leaves the surface's FIFO and commit-timing objects to the
     /// library (each is made only when the compositor offers it and the connection bound it).
     init(connection: WaylandConnection, surface: OpaquePointer, usesFifo: Bool, usesCommitTiming: Bool) throws(WaylandError) {
         if let error = connection.error { throw error }
+        // What can be checked of a pointer the program passes: that libwayland calls it a
+        // wl_surface (anything else would be a protocol error that ends the program's display).
+        guard let name = wl_proxy_get_class(surface), String(cString: name) == "wl_surface" else {
+            throw .notASurface
+        }
+        // One FIFO and one commit timer per surface: a second is a protocol error.
+        let surfaceID = UInt(bitPattern: surface)
+        if (usesFifo && ForeignSurface.fifoSurfaces.contains(surfaceID))
+            || (usesCommitTiming && ForeignSurface.timedSurfaces.contains(surfaceID))
+        {
+            throw .timingObjectTaken
+        }
         guard let wrapper = wl_proxy_create_wrapper(UnsafeMutableRawPointer(surface)) else {
             throw .connectionLost(errno: nil)
         }
@@ -44,10 +60,15 @@ final class ForeignSurface: PacedSurface {
         self.connection = connection
         frameProxy = OpaquePointer(wrapper)
         named.reserveCapacity(4)
+        surfaceAddress = surfaceID
         if usesCommitTiming, let manager = connection.commitTimingManager {
             commitTimer = wp_commit_timing_manager_v1_get_timer(manager, surface)
+            ForeignSurface.timedSurfaces.insert(surfaceID)
         }
-        if usesFifo, let manager = connection.fifoManager { fifo = wp_fifo_manager_v1_get_fifo(manager, surface) }
+        if usesFifo, let manager = connection.fifoManager {
+            fifo = wp_fifo_manager_v1_get_fifo(manager, surface)
+            ForeignSurface.fifoSurfaces.insert(surfaceID)
+        }
         connection.flush()
     }
 
@@ -62,7 +83,11 @@ final class ForeignSurface: PacedSurface {
         isDestroyed = true
         for (output, id) in modeHandlerIDs { output.removeModeChangeHandler(id) }
         modeHandlerIDs.removeAll()
-        guard connection.error == nil else { return }
+        // Destroying proxies is local (a dead display drops the destructor requests); only a
+        // torn-down connection's queue is gone with them.
+        if commitTimer != nil { ForeignSurface.timedSurfaces.remove(surfaceAddress) }
+        if fifo != nil { ForeignSurface.fifoSurfaces.remove(surfaceAddress) }
+        guard !connection.tornDown else { return }
         if let commitTimer { wp_commit_timer_v1_destroy(commitTimer) }
         if let fifo { wp_fifo_v1_destroy(fifo) }
         commitTimer = nil

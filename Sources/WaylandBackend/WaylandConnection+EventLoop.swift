@@ -131,8 +131,14 @@ extension WaylandConnection {
 
     /// `wl_display_dispatch_pending` on this connection's queue: the events already read for it.
     func dispatchQueuePending() -> Int32 {
-        if let queue { return wl_display_dispatch_queue_pending(display, queue) }
-        return wl_display_dispatch_pending(display)
+        dispatchDepth += 1
+        let result = queue.map { wl_display_dispatch_queue_pending(display, $0) } ?? wl_display_dispatch_pending(display)
+        dispatchDepth -= 1
+        if dispatchDepth == 0 && teardownDeferred {
+            teardownDeferred = false
+            close()
+        }
+        return result
     }
 
     private func socketStillReadable() -> Bool {
@@ -152,6 +158,8 @@ extension WaylandConnection {
     public func dispatchPending() {
         guard error == nil else { return }
         guard dispatchQueuePending() >= 0 else { return fail() }
+        // A handler may have closed the connection during the dispatch.
+        guard error == nil else { return }
         if runningAfterDispatchHandlers {
             afterDispatchHandlersAgain = true
             flush()

@@ -68,10 +68,12 @@ extension WaylandConnection {
     /// every event those requests caused has been dispatched (tests use it to wait for quiet
     /// without sleeping). Never runs if the connection fails first.
     public func sync(_ done: @escaping @MainActor () -> Void) {
-        guard error == nil else { return }
-        let box = Unmanaged.passRetained(SyncRequest(done)).toOpaque()
-        let callback = wl_display_sync(displayProxy)
-        wl_callback_add_listener(callback, WaylandListeners.sync, box)
+        guard error == nil, let callback = wl_display_sync(displayProxy) else { return }
+        let request = SyncRequest(done)
+        let box = Unmanaged.passRetained(request)
+        request.connection = self
+        pendingSyncs[ObjectIdentifier(request)] = (callback, box)
+        wl_callback_add_listener(callback, WaylandListeners.sync, box.toOpaque())
         flush()
     }
 }
@@ -86,5 +88,7 @@ final class RoundtripFlag {
 /// retained until its answer arrives.
 final class SyncRequest {
     let done: @MainActor () -> Void
+    /// The connection that tracks it (``WaylandConnection/sync(_:)``; nil for a roundtrip's).
+    weak var connection: WaylandConnection?
     init(_ done: @escaping @MainActor () -> Void) { self.done = done }
 }

@@ -120,7 +120,15 @@ public final class WaylandConnection {
     var errorHandlers = HandlerList<(WaylandError) -> Void>()
     /// Whether ``teardown()`` ran: once only. A connection that fails after `display` is set is
     /// torn down where it fails and then released by the throw, which runs deinit.
-    private var tornDown = false
+    private(set) var tornDown = false
+    /// How deep the connection is in `wl_display_dispatch_queue_pending` (a listener's handler may
+    /// close the connection: the queue being dispatched must outlive the dispatch), and whether a
+    /// close waits for the outermost dispatch to return.
+    var dispatchDepth = 0
+    var teardownDeferred = false
+    /// `wl_display.sync` requests whose answer has not come, by their request object: torn down
+    /// with the connection (an answer queued on a destroyed queue is libwayland's abort).
+    var pendingSyncs: [ObjectIdentifier: (callback: OpaquePointer, box: Unmanaged<SyncRequest>)] = [:]
 
     /// Connects to the compositor named by `socket` (default: `WAYLAND_SOCKET`/`WAYLAND_DISPLAY`),
     /// binds its globals and starts reading events on the main queue.
@@ -244,6 +252,11 @@ public final class WaylandConnection {
     /// disconnects its display right after letting go of the library. Idempotent.
     public func close() {
         if error == nil { error = .closed }
+        guard dispatchDepth == 0 else {
+            // Inside a listener of this connection: after the dispatch returns.
+            teardownDeferred = true
+            return
+        }
         teardown()
     }
 
@@ -254,6 +267,11 @@ public final class WaylandConnection {
             isPreparedToRead = false
             wl_display_cancel_read(display)
         }
+        for (_, pending) in pendingSyncs {
+            wl_callback_destroy(pending.callback)
+            pending.box.release()
+        }
+        pendingSyncs.removeAll()
         // The seat's devices (and their timestamp objects) before the manager they came from.
         seatInput?.destroy()
         seatInput = nil

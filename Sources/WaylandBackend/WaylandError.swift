@@ -24,6 +24,11 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
     case notResponding(socket: String, seconds: Double)
     /// The connection was closed by the program (``WaylandConnection/close()``).
     case closed
+    /// The pointer the program passed as its surface is not a `wl_surface`.
+    case notASurface
+    /// The program's surface already has a `wp_fifo_v1` or `wp_commit_timer_v1` of the library's
+    /// (the protocols allow one per surface).
+    case timingObjectTaken
 
     public var description: String {
         switch self {
@@ -46,6 +51,11 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
                 + "). Name one of them in DisplaySurface.Options.waylandOutput, or pass one of WaylandConnection.outputs to WaylandWindow."
         case .closed:
             "The connection to the Wayland compositor was closed by the program."
+        case .notASurface:
+            "The surface passed is not a wl_surface (libwayland names its proxy otherwise): pass the window's struct wl_surface *."
+        case .timingObjectTaken:
+            "Another source on this surface already uses its wp_fifo_v1 or wp_commit_timer_v1 (one per surface): "
+                + "leave usesFifo / usesCommitTiming (uses_fifo / uses_commit_timing) off for the second."
         case .notResponding(let socket, let seconds):
             "The Wayland compositor at '\(socket)' accepted the connection but did not reply within \(seconds.formatted2) s: "
                 + "it is stopped, hung or overloaded. Check the compositor, or allow it longer "

@@ -24,6 +24,9 @@ extension WaylandFrameSource {
             sendRequests(of: refresh)
             connection.flush()
         }
+        // The commit that follows applies the timestamp set for it (the program must commit
+        // after the hook; see the type's notes).
+        timestampPending = false
         noteCommit()
     }
 

@@ -81,7 +81,11 @@ extension WaylandFrameSource {
         if !paced.commitsItself {
             // The program may still commit for this refresh after its callbacks returned (it
             // draws in its own loop): a tick follows only if it has not by the next vblank.
-            if !committedDuringDispatch { armUncommittedTick(for: refresh, callbackStart: began) }
+            // Not after a timer fallback tick (stalled: hidden, or a commit that never came): the
+            // watchdog brings the next at its low rate, where ticks at the vblank rate would spin.
+            if !committedDuringDispatch && refresh.event.provenance != .timerFallback {
+                armUncommittedTick(for: refresh, callbackStart: began)
+            }
         } else if !committedDuringDispatch {
             // Nothing drawn: commit the frame request alone so the compositor keeps pacing us.
             wl_surface_commit(paced.frameProxy)
@@ -116,6 +120,13 @@ extension WaylandFrameSource {
     func setTimestamp(_ timer: OpaquePointer, _ target: MonotonicInstant) {
         let raw = target.nanoseconds &- clockOffset.nanoseconds
         guard raw > 0 else { return }
+        // On the program's surface one timestamp waits for the program's next commit at most (a
+        // second before it is the protocol's timestamp_exists error, which ends the program's
+        // display): a release's waits, and the refresh's own goes with a later commit.
+        if !paced.commitsItself {
+            guard !timestampPending else { return }
+            timestampPending = true
+        }
         let seconds = UInt64(raw / 1_000_000_000)
         wp_commit_timer_v1_set_timestamp(
             timer, UInt32(truncatingIfNeeded: seconds >> 32),

@@ -164,6 +164,9 @@ public final class WaylandFrameSource: FrameSource {
     var uncommittedTimer: MainQueueTimer?
     var uncommittedIndex: UInt64 = 0
     var refreshesWithoutCommit = 0
+    /// Whether a commit timestamp was set on the program's surface that no announced commit has
+    /// applied yet.
+    var timestampPending = false
     var commitHookWarned = false
     /// Called once instead of the source's own warning when ``missingCommitHookRefreshes``
     /// refreshes in a row passed without a commit through ``willCommit()`` (a wrapper names its own
@@ -282,10 +285,6 @@ public final class WaylandFrameSource: FrameSource {
         paced.connection.removeErrorHandler(handlerIDs.error)
     }
 
-    /// Tells the source the surface was committed with a frame (the EGL window's swap calls it):
-    /// during a refresh it then commits no empty frame; from the first one on the surface has
-    /// content, so a suspension holds back start refreshes too; and the commit's time, against
-    /// the frame's presentation, teaches the deadline.
     /// Stops for good, now: timers, outstanding requests, and on the program's surface the
     /// library's objects on it (its surface wrapper, FIFO and commit-timing objects); the links
     /// are invalidated. Safe inside a callback (what runs after it finds the surface gone).
@@ -310,6 +309,10 @@ public final class WaylandFrameSource: FrameSource {
         (paced as? ForeignSurface)?.setSuspended(suspended)
     }
 
+    /// Tells the source the surface was committed with a frame (the EGL window's swap calls it):
+    /// during a refresh it then commits no empty frame; from the first one on the surface has
+    /// content, so a suspension holds back start refreshes too; and the commit's time, against
+    /// the frame's presentation, teaches the deadline.
     public func noteCommit() {
         committedDuringDispatch = true
         scheduler.frameCommitted(at: MonotonicInstant.now())

@@ -40,6 +40,7 @@ enum WaylandListeners {
                 MainActor.assumeIsolated {
                     wl_callback_destroy(callback)
                     let request = Unmanaged<SyncRequest>.fromOpaque(data!).takeRetainedValue()
+                    request.connection?.pendingSyncs[ObjectIdentifier(request)] = nil
                     request.done()
                 }
             }

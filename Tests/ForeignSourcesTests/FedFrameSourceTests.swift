@@ -172,10 +172,94 @@ struct FedFrameSourceTests {
         client.link?.invalidate()
     }
 
-    @Test("a period that is not positive is refused with a typed error")
+    @Test("a period outside 100 µs to 10 s is refused with a typed error")
     func invalidPeriod() {
         #expect(throws: FedSourceError.invalidPeriod(.zero)) { try FedFrameSource(refreshPeriod: .zero) }
-        #expect(throws: FedSourceError.self) { try FedFrameSource(refreshPeriod: Nanoseconds(-5)) }
+        for period: Int64 in [-5, 99_999, 10_000_000_001, .max, .max / 2 + 1] {
+            #expect(throws: FedSourceError.self) { try FedFrameSource(refreshPeriod: Nanoseconds(period)) }
+        }
+    }
+
+    @Test("reports made from inside a callback are taken after it returns: no recursion, none lost")
+    func reportsFromCallbacks() async throws {
+        let source = try FedFrameSource(refreshPeriod: Self.period)
+        source.lostPresentationTimeout = Nanoseconds(3_600_000_000_000)
+        var depth = 0, deepest = 0, frames = 0
+        var flip = MonotonicInstant.now()
+        let link = DisplayLink(source: source, target: source) { source, _ in
+            depth += 1
+            deepest = max(deepest, depth)
+            frames += 1
+            _ = source.willSubmit()
+            if frames < 300 {
+                // A present-wait loop that learns the presentation while drawing the next frame.
+                flip = flip + FedFrameSourceTests.period
+                source.presented(at: flip, sequence: UInt64(frames))
+            }
+            depth -= 1
+        }
+        #expect(await eventually(within: .seconds(30)) { frames >= 300 })
+        #expect(deepest == 1)
+        #expect(source.presentationCount == 299)
+        link.invalidate()
+    }
+
+    @Test("a pause across an idle tick: the link starts again on resume")
+    func pauseAcrossIdleTick() async throws {
+        let client = try Client()
+        client.start()
+        #expect(await eventually(within: .seconds(30)) { client.frames.count >= 1 })
+        client.submits = false
+        client.source.presented(at: .now(), sequence: 1)  // the next callback submits nothing: a tick is due
+        client.link?.isPaused = true
+        // The tick comes and goes while paused (a few periods).
+        let until = MonotonicInstant.now() + Self.period * 4
+        _ = await eventually(within: .seconds(30)) { MonotonicInstant.now() >= until }
+        let paused = client.frames.count
+        client.link?.isPaused = false
+        #expect(await eventually(within: .seconds(30)) { client.frames.count > paused + 2 })
+    }
+
+    @Test("a held frame whose presentation is never reported is taken as lost too")
+    func heldFrameLost() async throws {
+        let client = try Client()
+        let clock = VirtualClock()
+        client.source.clock = { clock.now }
+        client.source.lostPresentationTimeout = Nanoseconds(50_000_000)
+        client.start()
+        #expect(await eventually(within: .seconds(30)) { client.frames.count >= 1 })
+        let base = clock.now + Self.period
+        clock.now = base + Nanoseconds(1_000_000)
+        client.source.presented(at: base, sequence: 10)
+        clock.now = base + Self.period + Nanoseconds(1_000_000)
+        client.submitAt = { _ in base + FedFrameSourceTests.period * 2 + Nanoseconds(2_000_000) }
+        client.source.presented(at: base + Self.period, sequence: 11)  // the late frame; the next is held
+        clock.now = base + Self.period * 2 + Nanoseconds(3_000_000)
+        client.submitAt = { _ in nil }
+        #expect(await eventually(within: .seconds(30)) { client.actions.last == .presentAfterPending })
+        // The late frame's completion is reported, the held frame's never is.
+        client.source.presented(at: base + Self.period * 3, sequence: 13)
+        let count = client.frames.count
+        // Real time passes here for the timer; the virtual clock moves past the timeout with it.
+        clock.now = clock.now + Nanoseconds(1_000_000_000)
+        #expect(await eventually(within: .seconds(30)) { client.source.lostPresentationCount >= 1 && client.frames.count > count })
+    }
+
+    @Test("hostile reports: times at the clock's ends, sequences that wrap or are missing: no trap, timestamps never go back")
+    func hostileReports() async throws {
+        let client = try Client()
+        client.submitAt = { frame in frame.timestamp }
+        client.start()
+        #expect(await eventually(within: .seconds(30)) { client.frames.count >= 1 })
+        let times: [Int64] = [1, .max, .max - 1, 0, .min, 5, .max / 2, 1_000_000_000_000]
+        let sequences: [UInt64?] = [nil, .max, 0, nil, 3, .max - 1, nil, 7]
+        for (time, sequence) in zip(times, sequences) {
+            client.source.presented(at: MonotonicInstant(nanoseconds: time), sequence: sequence)
+        }
+        for (a, b) in zip(client.frames, client.frames.dropFirst()) {
+            #expect(b.timestamp >= a.timestamp)
+            #expect(b.targetTimestamp >= a.targetTimestamp)
+        }
     }
 }
 

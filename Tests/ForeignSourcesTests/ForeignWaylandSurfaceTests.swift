@@ -153,6 +153,37 @@ struct ForeignWaylandSurfaceTests {
         weston.stop()
     }
 
+    @Test("closing the source from inside its presentation handler: the program's display and window go on")
+    func closeFromPresentationHandler() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let program = try ProgramWindow(on: weston)
+        program.start()
+        var closed = false
+        program.link?.presentationHandler = { [program] _ in
+            guard !closed else { return }
+            closed = true
+            program.paced.close()
+        }
+        #expect(await eventually(within: .seconds(60)) { closed })
+        #expect(program.link?.isValid == false)
+        // The program's own connection still works, and so does its swap.
+        program.draw()
+        #expect(await roundtrip(program.connection))
+        #expect(program.swapError == nil)
+    }
+
+    @Test("a pointer that is not a wl_surface is refused with a typed error")
+    func notASurface() async throws {
+        let weston = try await HeadlessWeston.start()
+        defer { weston.stop() }
+        let connection = try WaylandConnection(socket: weston.socketPath)
+        let display = UnsafeMutableRawPointer(connection.displayHandle)
+        // The display itself is a proxy of libwayland's, but not a surface.
+        #expect(throws: ForeignSourceError.self) { try ForeignWaylandSurface(display: display, surface: display) }
+        #expect(await roundtrip(connection))
+    }
+
     @Test("null handles are refused with a typed error")
     func nullHandles() {
         #expect(throws: ForeignSourceError.self) { try ForeignWaylandSurface(display: nil, surface: nil) }

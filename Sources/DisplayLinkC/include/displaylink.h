@@ -225,7 +225,9 @@ void dl_wayland_options_init(dl_wayland_options *options);
  * display. Blocks until the compositor answered two round trips (reply_timeout_ns at most). */
 int dl_wayland_source_create(void *wl_display, void *wl_surface, const dl_wayland_options *options, dl_source **out);
 
-/* The commit hook: call it right before each call that commits the program's surface. The
+/* The commit hook: call it right before each call that commits the program's surface, and only
+ * when that commit follows (a present that fails after it, say VK_ERROR_OUT_OF_DATE_KHR, should
+ * be retried or the next frame committed: with uses_commit_timing a timestamp waits for it). The
  * latest refresh's requests are sent then, for that commit. A refresh whose frame is not committed
  * by the next vblank is followed by a callback at the predicted vblank (DL_PROVENANCE_ESTIMATE),
  * so links never stop; when no commit came through the hook for 60 refreshes in a row, one
@@ -238,7 +240,8 @@ int dl_source_will_commit(dl_source *source);
 int dl_source_set_suspended(dl_source *source, bool suspended);
 
 /* A fed source: presentations the program learns itself, on a display whose exact refresh
- * period is refresh_period_ns (from the mode timings: pixel clock over the pixels of a frame).
+ * period is refresh_period_ns (from the mode timings: pixel clock over the pixels of a frame;
+ * 100 us to 10 s, else DL_ERROR_INVALID_ARGUMENT).
  * latency: enum dl_latency. The decisions are those of the library's own DRM/KMS backend: a
  * program that flips a CRTC itself gets the targets and deadlines that backend gives for the same
  * flips. */
