@@ -10,7 +10,7 @@ struct LifecycleTests {
         let source = MockFrameSource(refreshPeriod: hz60)
         var calls = 0
         var recorder: Recorder? = Recorder()
-        recorder!.onFrame = { _ in calls += 1 }
+        recorder!.onFrame = { _, _ in calls += 1 }
         let link = DisplayLink.recording(source, into: recorder!)
         source.vsync(2)
         #expect(calls == 2)
@@ -64,7 +64,7 @@ struct LifecycleTests {
     func invalidateInsideCallback() {
         let source = MockFrameSource(refreshPeriod: hz60)
         let first = Recorder(), second = Recorder()
-        first.onFrame = { [unowned first] link in if first.frames.count == 2 { link.invalidate(); link.invalidate() } }
+        first.onFrame = { first, link in if first.frames.count == 2 { link.invalidate(); link.invalidate() } }
         let a = DisplayLink.recording(source, into: first)
         let b = DisplayLink.recording(source, into: second)
         source.vsync(4)
@@ -81,7 +81,7 @@ struct LifecycleTests {
         let source = MockFrameSource(refreshPeriod: hz60)
         let outer = Recorder(), inner = Recorder()
         var added: DisplayLink?
-        outer.onFrame = { _ in
+        outer.onFrame = { _, _ in
             if added == nil { added = DisplayLink.recording(source, into: inner) }
         }
         let link = DisplayLink.recording(source, into: outer)
@@ -97,7 +97,7 @@ struct LifecycleTests {
         let source = MockFrameSource(refreshPeriod: hz60)
         let a = Recorder(), b = Recorder()
         var linkB: DisplayLink!
-        a.onFrame = { [unowned a] _ in if a.frames.count == 2 { linkB.isPaused = true } }
+        a.onFrame = { a, _ in if a.frames.count == 2 { linkB.isPaused = true } }
         let linkA = DisplayLink.recording(source, into: a)
         linkB = DisplayLink.recording(source, into: b)
         source.vsync(4)

@@ -4,11 +4,13 @@ import DisplayLinkCore
 @MainActor
 final class Recorder {
     var frames: [DisplayFrame] = []
-    var onFrame: ((DisplayLink) -> Void)?
+    /// Called after each frame is recorded, with the recorder itself, so that the closure needs no
+    /// reference to it: the recorder keeps the closure, and a closure that kept the recorder would leak both.
+    var onFrame: ((Recorder, DisplayLink) -> Void)?
 
     func record(_ link: DisplayLink) {
         frames.append(link.frame)
-        onFrame?(link)
+        onFrame?(self, link)
     }
 
     var deltas: [Int64] { frames.map(\.delta.value) }

@@ -32,8 +32,10 @@ final class KMSHarness: FrameSource {
     var afterPresent = Nanoseconds.zero
     /// Extra whole periods the kernel takes to complete the n-th flip.
     var flipDelay: (Int) -> Int = { _ in 0 }
-    /// Called at the start of each callback, before rendering (e.g. to pause the link).
-    var onCallback: ((Int, DisplayLink) -> Void)?
+    /// Called at the start of each callback, before rendering (e.g. to pause the link), with the
+    /// harness itself, so that the closure needs no reference to it: the harness keeps the closure,
+    /// and a closure that kept the harness would leak both.
+    var onCallback: ((KMSHarness, Int, DisplayLink) -> Void)?
 
     /// What came out: the scheduler's refreshes, the link's frames, the feedback, and the vblanks
     /// the simulated kernel reported (sequence → time).
@@ -213,7 +215,7 @@ final class KMSHarness: FrameSource {
         let n = frames.count
         frames.append(link.frame)
         callbackStarts.append(now)
-        onCallback?(n, link)
+        onCallback?(self, n, link)
         guard draws(n) || (!scheduler.isModeSet && !mayDrawNothingFirst) else { return }
         now = now + renderTime(n)
         if let delay = presentAfterVblank { now = max(now, link.frame.timestamp + delay) }

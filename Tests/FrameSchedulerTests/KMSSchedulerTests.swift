@@ -308,7 +308,7 @@ struct KMSSchedulerTests {
     @Test("restart after demand off and on: a queued vblank, followsStall, zero delta and no misses through a real link")
     func restart() {
         let h = KMSHarness(period: period)
-        h.onCallback = { n, link in if n == 20 { link.isPaused = true } }
+        h.onCallback = { _, n, link in if n == 20 { link.isPaused = true } }
         h.start()
         h.run(callbacks: 21)
         h.run(callbacks: 22)  // frame 20's flip completes; no callback while paused
@@ -377,7 +377,7 @@ struct KMSSchedulerTests {
             h.draws = { n in scenario.drawPattern[n % scenario.drawPattern.count] }
             let pauses = Set(scenario.pauses)
             var paused = false
-            h.onCallback = { n, link in
+            h.onCallback = { _, n, link in
                 if pauses.contains(n) {
                     link.isPaused = true
                     paused = true

@@ -18,7 +18,9 @@ final class KMSTimerHarness: FrameSource {
     var wakeLag: (Int) -> Nanoseconds = { _ in Nanoseconds(300_000) }
     var flipLatency: (Int) -> Nanoseconds = { _ in .zero }
     var draws: (Int) -> Bool = { _ in true }
-    var onCallback: ((Int, DisplayLink) -> Void)?
+    /// Called at the start of each callback with the harness itself, so that the closure needs no
+    /// reference to it: the harness keeps the closure, and a closure that kept the harness would leak both.
+    var onCallback: ((KMSTimerHarness, Int, DisplayLink) -> Void)?
 
     private(set) var events: [RefreshEvent] = []
     private(set) var frames: [DisplayFrame] = []
@@ -132,7 +134,7 @@ final class KMSTimerHarness: FrameSource {
         let n = frames.count
         frames.append(link.frame)
         callbackTimes.append(now)
-        onCallback?(n, link)
+        onCallback?(self, n, link)
         now = now + renderTime(n)
         guard draws(n) else { return }
         switch pacer.frameSubmitted(now: now) {

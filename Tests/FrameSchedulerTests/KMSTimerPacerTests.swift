@@ -141,7 +141,7 @@ struct KMSTimerPacerTests {
     @Test("paused and resumed: no callbacks while paused, the resume lands on the next tick of the same grid with a zero delta")
     func pauseResume() {
         let h = KMSTimerHarness(period: period, start: start)
-        h.onCallback = { n, link in if n == 3 { link.isPaused = true } }
+        h.onCallback = { _, n, link in if n == 3 { link.isPaused = true } }
         h.start()
         h.run(callbacks: 4)
         #expect(h.frames.count == 4)
@@ -158,7 +158,7 @@ struct KMSTimerPacerTests {
     @Test("paused right after presenting: the held frame is still flipped at its target tick, and no callback runs until the resume")
     func pausedAfterPresenting() {
         let h = KMSTimerHarness(period: period, start: start)
-        h.onCallback = { n, link in if n == 3 { link.isPaused = true } }  // pauses, then presents frame 3
+        h.onCallback = { _, n, link in if n == 3 { link.isPaused = true } }  // pauses, then presents frame 3
         h.start()
         h.run(callbacks: 5)
         #expect(h.frames.count == 4)

@@ -63,7 +63,7 @@ extension KMSTimerPacerTests {
         let h = KMSTimerHarness(period: period, start: start)
         h.renderTime = { $0 == 6 ? Nanoseconds(200_000_000) : Nanoseconds(2_000_000) }
         var estimateAfterStall: Nanoseconds?
-        h.onCallback = { n, _ in if n == 7 { estimateAfterStall = h.pacer.renderTime.estimate } }
+        h.onCallback = { h, n, _ in if n == 7 { estimateAfterStall = h.pacer.renderTime.estimate } }
         h.start()
         h.run(callbacks: 10)
         #expect(h.frames.map { ticks($0.targetTimestamp) - ticks($0.timestamp) }[7] == 4)
