@@ -25,9 +25,9 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "DisplayLinkCore", package: "DisplayLink"),
-                .product(name: "EGLGraphics", package: "DisplayLink"),
+                .product(name: "DisplaySurface", package: "DisplayLink"),
                 .product(name: "GLESRenderer", package: "DisplayLink"),
-                .product(name: "Scenes", package: "DisplayLink"),
+                .product(name: "Motion", package: "DisplayLink"),
             ],
             path: "Benchmarks/SceneBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

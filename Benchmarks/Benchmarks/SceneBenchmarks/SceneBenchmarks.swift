@@ -1,20 +1,30 @@
 import Benchmark
 import DisplayLinkCore
-import EGLGraphics
+import DisplaySurface
 import GLESRenderer
-import Scenes
+
+/// The bounce scene's frames on an offscreen surface (surfaceless EGL pbuffer): the renderer
+/// needs a current GL context, and no display is involved. The surface closes after the renderer
+/// is gone, so that the renderer deletes its GL objects while their context is still current.
+@MainActor
+func updateAndEncode(views count: Int, benchmark: Benchmark, update: Bool = true, encode: Bool = true) throws {
+    let surface = try DisplaySurface(options: .init(width: 640, height: 480, backend: .offscreen))
+    defer { surface.close() }
+    try surface.beginFrame()
+    try measureFrames(
+        views: count, glesMajorVersion: surface.glesMajorVersion, benchmark: benchmark, update: update, encode: encode)
+}
 
 /// One frame of the bounce scene on the CPU: update every view by deltaTime, then encode the
 /// frame into the renderer's instance buffers (what the GPU is later handed). Measured after a
 /// warm-up, so the steady state must show 0 allocations.
 @MainActor
-func updateAndEncode(views count: Int, benchmark: Benchmark, update: Bool = true, encode: Bool = true) throws {
-    let context = try EGLDisplayContext(platform: .surfaceless)
-    let surface = try EGLWindowSurface(context: context, pbufferWidth: 640, height: 480)
-    try surface.beginFrame()
+private func measureFrames(
+    views count: Int, glesMajorVersion: Int32, benchmark: Benchmark, update: Bool, encode: Bool
+) throws {
     let atlas = try GlyphAtlas(pixelSizes: [14, 20])
-    let renderer = try Renderer(atlas: atlas, glesMajorVersion: context.glesMajorVersion)
-    let scene = BounceScene(renderer: renderer, views: count, width: 640, height: 480, seed: 1)
+    let renderer = try Renderer(atlas: atlas, glesMajorVersion: glesMajorVersion)
+    let scene = BounceViews(renderer: renderer, views: count, width: 640, height: 480, seed: 1)
     var frame = DisplayFrame(
         timestamp: .zero, targetTimestamp: .zero, duration: Nanoseconds(16_666_667),
         delta: Nanoseconds(16_666_667), sequence: 0, missedFrames: 0,
