@@ -25,6 +25,8 @@ public final class RefreshDispatcher {
     private var lastTimestamp: MonotonicInstant?
     /// The last positive period a source gave (what a period of zero or less is taken to be).
     private var lastGoodPeriod = Nanoseconds(1)
+    /// The last target handed to links (never reset: targets never go back).
+    private var lastTarget: MonotonicInstant?
     /// The last timestamp handed to links (never reset: timestamps never decrease).
     private var lastDispatchedTimestamp: MonotonicInstant?
     /// The source's sequence at the last dispatch (nil: counted), the offset that maps the
@@ -51,7 +53,8 @@ public final class RefreshDispatcher {
     /// it whatever a compositor or kernel reports: a timestamp earlier than the previous one is
     /// held at the previous one (timestamps never decrease), a period of zero or less is the last
     /// positive one (1 ns before any), a target not after the timestamp becomes one period after
-    /// it (never past the clock's end), and a sequence that goes backwards, wraps, switches between
+    /// it (never past the clock's end), a target before the previous one is held at it (targets
+    /// never go back; the deadline is then dropped), and a sequence that goes backwards, wraps, switches between
     /// counted and reported, or jumps further than the timestamps allow is rebased onto the
     /// timestamps (sequences never decrease, and no refreshes are invented as missed).
     @discardableResult
@@ -67,8 +70,16 @@ public final class RefreshDispatcher {
         if event.refreshPeriod.value > 0 { lastGoodPeriod = event.refreshPeriod }
         let period = lastGoodPeriod
         let (sum, overflow) = timestamp.nanoseconds.addingReportingOverflow(period.value)
-        let sourceTarget = event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
-        let target = sourceTarget ?? MonotonicInstant(nanoseconds: overflow ? Int64.max : sum)
+        var sourceTarget = event.targetTimestamp.flatMap { $0 > timestamp ? $0 : nil }
+        var target = sourceTarget ?? MonotonicInstant(nanoseconds: overflow ? Int64.max : sum)
+        if let last = lastTarget, target < last {
+            // Frames are shown in the order they are submitted: one drawn now is never shown
+            // before the previous one, whatever a prediction says (a compositor's rhythm learned
+            // wrong while frames take longer than a period). Its deadline was for another time.
+            target = last
+            sourceTarget = nil
+        }
+        lastTarget = target
         let refresh = ResolvedRefresh(
             timestamp: timestamp,
             targetTimestamp: target,

@@ -55,6 +55,9 @@ private final class InvariantChecker {
         if frame.provenance != event.provenance { violations.append("provenance changed") }
         if let last = previous[id] {
             if frame.timestamp < last.timestamp { violations.append("timestamp went back: \(last.timestamp) → \(frame.timestamp)") }
+            if frame.targetTimestamp < last.targetTimestamp {
+                violations.append("target went back: \(last.targetTimestamp) → \(frame.targetTimestamp)")
+            }
             if frame.sequence <= last.sequence { violations.append("sequence did not advance: \(last.sequence) → \(frame.sequence)") }
             let zeroAllowed = resumed.contains(id) || (event.followsStall && link.stallPolicy == .zeroDelta)
             if !(frame.delta == frame.timestamp - last.timestamp || (zeroAllowed && frame.delta == .zero)) {
@@ -119,7 +122,9 @@ private final class InvariantChecker {
 @MainActor
 @Suite("The core's promises hold whatever a source says (property-based)")
 struct InvariantPropertyTests {
-    @Test("timestamps never decrease, deltas are differences or an allowed zero, sequences advance by interval + missed, targets lie ahead")
+    @Test(
+        "timestamps never decrease, deltas are differences or an allowed zero, sequences advance by interval + missed, targets lie ahead and never go back"
+    )
     func invariantsOverRandomScripts() async {
         await propertyCheck(count: 300, input: stepGen.array(of: 1...120)) { steps in
             let checker = InvariantChecker()
