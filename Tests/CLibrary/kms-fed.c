@@ -21,9 +21,9 @@
  * (Tests/DRMBackendTests/FedSourceKMSTests.swift does, through KMSFrameScheduler).
  *
  * Its own check (exit 1 on failure, printed): the first delta is 0; every callback of hardware
- * provenance has the time of the presentation being reported (or, run from dl_dispatch after a
- * frame missed its vblank, a time whole periods after the last one reported: the current vblank,
- * predicted); sequence steps are missed frames + 1; targets never go back and are whole periods
+ * provenance has the time of the presentation being reported, and every other after the first is
+ * an estimate run from dl_dispatch after a frame missed its vblank, whole periods after the last
+ * one reported (the current vblank, predicted); sequence steps are missed frames + 1; targets never go back and are whole periods
  * after their timestamp (or held at the previous target). Errors from libdrm or the library end
  * it with a message; a hang guard (alarm, --timeout seconds, 60 by default) ends it too. */
 #define _GNU_SOURCE
@@ -511,20 +511,19 @@ static int check(void) {
         for (int k = 0; k < app.presentation_count && app.presentations[k].order < c->order; k++) last = &app.presentations[k];
         if (f->provenance == DL_PROVENANCE_HARDWARE_VBLANK) {
             if (!last) fail("check: callback %d: hardware provenance before any presentation", i);
-            if (c->in_presented) {
-                if (f->timestamp_ns != last->time_ns)
-                    fail("check: callback %d: timestamp %" PRId64 " is not the reported flip time %" PRId64, i, f->timestamp_ns,
-                         last->time_ns);
-            } else {
-                /* Run from dl_dispatch right after a frame missed its vblank: the vblank after
-                 * that frame's own, predicted from the last one reported. */
-                int64_t since = f->timestamp_ns - last->time_ns;
-                if (since <= 0 || since % p != 0 || f->sequence != last->sequence + (uint64_t)(since / p))
-                    fail("check: callback %d: timestamp %" PRId64 " (sequence %" PRIu64
-                         ") run from dl_dispatch is neither a reported flip time nor whole periods after %" PRId64,
-                         i, f->timestamp_ns, f->sequence, last->time_ns);
-                predicted++;
-            }
+            if (!c->in_presented) fail("check: callback %d: hardware provenance outside a reported presentation", i);
+            if (f->timestamp_ns != last->time_ns)
+                fail("check: callback %d: timestamp %" PRId64 " is not the reported flip time %" PRId64, i, f->timestamp_ns,
+                     last->time_ns);
+        } else if (f->provenance == DL_PROVENANCE_ESTIMATE && i > 0 && !c->in_presented && last) {
+            /* Run from dl_dispatch right after a frame missed its vblank: the vblank after that
+             * frame's own, predicted from the last one reported. */
+            int64_t since = f->timestamp_ns - last->time_ns;
+            if (since <= 0 || since % p != 0 || f->sequence != last->sequence + (uint64_t)(since / p))
+                fail("check: callback %d: timestamp %" PRId64 " (sequence %" PRIu64
+                     ") run from dl_dispatch is not whole periods after the last reported flip %" PRId64,
+                     i, f->timestamp_ns, f->sequence, last->time_ns);
+            predicted++;
         } else if (i > 0) {
             fail("check: callback %d: provenance %d (not the hardware vblank)", i, f->provenance);
         }
