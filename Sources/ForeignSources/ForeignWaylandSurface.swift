@@ -196,6 +196,9 @@ public final class ForeignWaylandSurface: FrameSource {
     public var compositorName: String? { parts?.connection.compositorName }
     /// Refreshes in a row that ended without a commit through ``willCommit()``.
     public var uncommittedRefreshes: Int { parts?.source.uncommittedRefreshes ?? 0 }
+    /// Times the rhythm was learned afresh because the surface's output (named by the feedback)
+    /// or that output's mode changed.
+    public var outputChangeCount: Int { parts?.source.outputChangeCount ?? 0 }
     /// `wl_surface.frame` requests sent with the program's commits.
     public var frameRequestCount: Int { parts?.source.frameRequestCount ?? 0 }
     /// What the source has learned about presentation times.

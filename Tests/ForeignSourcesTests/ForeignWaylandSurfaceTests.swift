@@ -197,3 +197,42 @@ func roundtrip(_ connection: WaylandConnection) async -> Bool {
     connection.sync { done = true }
     return await eventually(within: .seconds(60)) { done || connection.error != nil } && done
 }
+
+/// The outputs of a program's surface come from the presentation feedback (`sync_output`): a move
+/// to another output is learned as on the library's own window.
+@Suite("The link on a program's surface moved between outputs (mutter 48, two monitors)", .serialized)
+@MainActor
+struct ForeignSurfaceOutputTests {
+    @Test("fullscreen on the other output (a 60 Hz and a 30 Hz monitor): the link's duration becomes that output's period")
+    func movedToAnotherOutput() async throws {
+        let mutter = try await HeadlessMutter.mutter48(monitors: [
+            .init(width: 640, height: 480, refreshRate: 60),
+            .init(width: 640, height: 480, refreshRate: 30)
+        ])
+        defer { mutter.stop() }
+        let program = try ProgramWindow(on: mutter)
+        let outputs = program.connection.outputs
+        #expect(outputs.count == 2, "mutter 48 advertised \(outputs.count) outputs; log:\n\(mutter.readLog())")
+        guard outputs.count == 2 else { return }
+        program.start()
+        #expect(await eventually(within: .seconds(60)) { program.presentedTimes.count >= 5 && program.window.outputs.count == 1 })
+        guard let from = program.window.outputs.first else { return }
+        let to = try #require(outputs.first { $0 !== from })
+        let toPeriod = try #require(to.advertisedPeriod)
+        #expect(from.advertisedPeriod != toPeriod)
+        let before = program.frames.count
+        try program.window.setFullscreen(on: to)
+        // Each frame's feedback names the output it was shown on: from the first one there, the
+        // rhythm starts afresh on that output's period.
+        // The period is then learned from that output's presentations: the compositor's 30 Hz
+        // grid, whatever the host's speed (mutter's timer presents 33.36 ms apart here).
+        func nearTo(_ d: Nanoseconds) -> Bool { abs(d.value - toPeriod.value) < toPeriod.value / 10 }
+        #expect(
+            await eventually(within: .seconds(60)) {
+                program.paced.outputChangeCount >= 1 && program.frames.count > before + 5
+                    && program.frames.last.map { nearTo($0.duration) } == true
+            }, "output changes \(program.paced.outputChangeCount), durations after the move: \(program.frames.suffix(5).map(\.duration))")
+        program.link?.invalidate()
+        #expect(program.violations().isEmpty, "\(program.violations())")
+    }
+}
