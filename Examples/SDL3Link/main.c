@@ -38,6 +38,8 @@
  * CLOCK_MONOTONIC: presented is this program's own presentation time, converted) and a summary.
  */
 #include <SDL3/SDL.h>
+#include <signal.h>
+#include <unistd.h>
 #include <SDL3/SDL_main.h>
 #include <displaylink.h>
 #include <limits.h>
@@ -438,8 +440,23 @@ static void write_report(const App *app, const char *path, int32_t latency, int 
     fclose(out);
 }
 
+/* Where the program is, for the hang guard's message. */
+static const char *volatile phase = "starting";
+static volatile int frames_so_far = 0;
+
+/* The hang guard (--timeout, 120 s by default): a run that stops making progress ends with a
+ * message saying where, never hangs its caller. */
+static void hang_guard(int signal) {
+    (void)signal;
+    char message[160];
+    int n = snprintf(message, sizeof message, "SDL3Link: hang guard: no end after the timeout, %d frames, in %s\n", frames_so_far, phase);
+    if (n > 0) (void)!write(2, message, (size_t)n);
+    _exit(3);
+}
+
 int main(int argc, char **argv) {
     App app = {0};
+    int timeout_seconds = 120;
     app.wanted = 120;
     app.fixed_step = -1;
     app.pacing = PACING_LINK;
@@ -460,6 +477,7 @@ int main(int argc, char **argv) {
         else if (strcmp(a, "--fullscreen-at") == 0 && v) app.fullscreen_at = atoi(argv[++i]);
         else if (strcmp(a, "--until-quit") == 0) app.until_quit = true;
         else if (strcmp(a, "--report") == 0 && v) report = argv[++i];
+        else if (strcmp(a, "--timeout") == 0 && v) timeout_seconds = atoi(argv[++i]);
         else { fprintf(stderr, "SDL3Link: unknown or incomplete argument '%s'\n", a); return 2; }
     }
     if (app.wanted < 1 || app.wanted > MAX_FRAMES || views < 1 || app.seconds < 0 || (app.fixed_step < 0 && app.fixed_step != -1)) {
@@ -472,6 +490,9 @@ int main(int argc, char **argv) {
 
     SDL_SetHint(SDL_HINT_VIDEO_DRIVER, "wayland");
     SDL_SetHint(SDL_HINT_RENDER_DRIVER, "opengles2");
+    signal(SIGALRM, hang_guard);
+    alarm(timeout_seconds > 0 ? (unsigned)timeout_seconds : 120);
+    phase = "SDL_Init, window and renderer";
     if (!SDL_Init(SDL_INIT_VIDEO)) { fprintf(stderr, "SDL3Link: SDL_Init: %s\n", SDL_GetError()); return 1; }
     app.window = SDL_CreateWindow("SDL3Link", width, height, 0);
     if (!app.window) { fprintf(stderr, "SDL3Link: SDL_CreateWindow: %s\n", SDL_GetError()); return 1; }
@@ -487,6 +508,7 @@ int main(int argc, char **argv) {
     app.display = SDL_GetPointerProperty(props, SDL_PROP_WINDOW_WAYLAND_DISPLAY_POINTER, NULL);
     app.surface = SDL_GetPointerProperty(props, SDL_PROP_WINDOW_WAYLAND_SURFACE_POINTER, NULL);
     if (!app.display || !app.surface) { fprintf(stderr, "SDL3Link: not on Wayland (SDL's video driver: %s)\n", SDL_GetCurrentVideoDriver()); return 1; }
+    phase = "binding this program's wp_presentation";
     if (!bind_presentation(&app)) { fprintf(stderr, "SDL3Link: the compositor offers no wp_presentation\n"); return 1; }
     if (app.clock_id != CLOCK_MONOTONIC) app.clock_start = measure_offset((clockid_t)app.clock_id);
 
@@ -494,6 +516,7 @@ int main(int argc, char **argv) {
         dl_wayland_options options;
         dl_wayland_options_init(&options);
         options.latency = latency;
+        phase = "dl_wayland_source_create";
         if (dl_wayland_source_create(app.display, app.surface, &options, &app.source) != DL_OK ||
             dl_link_create(app.source, on_frame, &app, &app.link) != DL_OK) {
             fprintf(stderr, "SDL3Link: %s\n", dl_error_message());
@@ -505,6 +528,7 @@ int main(int argc, char **argv) {
     bool quit_seen = false;
     while (app.running) {
         SDL_Event event;
+        phase = "SDL_PollEvent";
         while (SDL_PollEvent(&event)) {
             if (event.type == SDL_EVENT_QUIT) { quit_seen = true; end(&app, "quit"); }
             if (event.type == SDL_EVENT_WINDOW_ENTER_FULLSCREEN) app.fullscreen_entered = true;
@@ -519,6 +543,8 @@ int main(int argc, char **argv) {
             continue;
         }
         /* Waits for the next callback (or any display event: SDL's are then pumped above). */
+        phase = "dl_dispatch";
+        frames_so_far = app.frames;
         if (dl_dispatch(-1) < 0) { fprintf(stderr, "SDL3Link: dl_dispatch: %s\n", dl_error_message()); return 1; }
     }
     /* The last frames' feedback: a round trip on this program's queue, then a few frames' time. */
