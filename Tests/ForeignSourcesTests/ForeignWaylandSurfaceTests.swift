@@ -56,10 +56,16 @@ struct ForeignWaylandSurfaceTests {
         #expect(await eventually(within: .seconds(60)) { program.frames.count >= 20 })
         program.draws = false
         let idleFrom = program.frames.count
+        // Frames committed and not yet reported: their presentations may still stamp a few idle
+        // refreshes (on a slow host, several refreshes later).
+        let inFlight = program.commits - program.feedback.count
         #expect(await eventually(within: .seconds(60)) { program.frames.count >= idleFrom + 20 })
-        // Every refresh after the first idle one is a tick: an estimate, never a stall.
-        let idle = program.frames[(idleFrom + 2)...]
-        #expect(idle.allSatisfy { $0.provenance == .frameCallbackEstimate }, "\(idle.map(\.provenance))")
+        // Every refresh after the program stopped drawing is a tick on the predicted vblanks (an
+        // estimate), but for those that carry the presentation of a frame still in flight.
+        let idle = program.frames[idleFrom...]
+        let stamped = idle.filter { $0.provenance == .presentationFeedback }.count
+        #expect(idle.allSatisfy { $0.provenance == .frameCallbackEstimate || $0.provenance == .presentationFeedback })
+        #expect(stamped <= max(0, inFlight), "\(stamped) idle refreshes stamped by feedback, \(inFlight) frames in flight")
         #expect(program.paced.uncommittedRefreshes >= 18)
         program.draws = true
         let again = program.frames.count
@@ -84,7 +90,9 @@ struct ForeignWaylandSurfaceTests {
         #expect(await eventually(within: .seconds(120)) { program.frames.count >= needed })
         program.link?.invalidate()
         #expect(warnings == 1)
-        #expect(program.frames.dropFirst().allSatisfy { $0.provenance == .frameCallbackEstimate })
+        // No request ever went out: every timestamp is an estimate (a tick on the predicted vblanks,
+        // or the watchdog's if a tick ran later than the stall timeout on a loaded host).
+        #expect(program.frames.dropFirst().allSatisfy { $0.provenance == .frameCallbackEstimate || $0.provenance == .timerFallback })
         #expect(program.violations().isEmpty, "\(program.violations())")
     }
 
