@@ -29,7 +29,7 @@ extension WaylandRefreshScheduler {
 
     /// When to tick for a refresh whose callback started at `callbackStart` and whose frame the
     /// program has not committed: the first vblank of the rhythm (the newest presentation, else
-    /// the last timestamp, plus whole periods) more than half a period after the start, plus
+    /// the last timestamp, plus or minus whole periods) more than half a period after the start, plus
     /// ``uncommittedTickSlack``. A commit before then is answered by a frame callback at about that
     /// vblank (a compositor that calls back just before its vblank, as kwin does after its latch,
     /// calls back up to half a period before the vblank it latched for); one after it misses that
@@ -43,7 +43,10 @@ extension WaylandRefreshScheduler {
         if overflow {
             vblank = saturatingAdd(earliest, Nanoseconds(p))
         } else if elapsed < 0 {
-            vblank = anchor
+            // The anchor lies after `earliest` (a start stamped before the newest presentation):
+            // whole periods back from it, to the first vblank still after `earliest`.
+            let back = (elapsed.magnitude - 1) / UInt64(p) * UInt64(p)
+            vblank = MonotonicInstant(nanoseconds: anchor.nanoseconds - Int64(back))
         } else {
             let (steps, tooFar) = (elapsed / p + 1).multipliedReportingOverflow(by: p)
             vblank = tooFar ? saturatingAdd(earliest, Nanoseconds(p)) : saturatingAdd(anchor, Nanoseconds(steps))
