@@ -85,9 +85,22 @@ public struct ClockOffset: Sendable, Hashable {
         return best
     }
 
-    /// A source-clock time, in nanoseconds, as a `CLOCK_MONOTONIC` instant.
+    /// A source-clock time, in nanoseconds, as a `CLOCK_MONOTONIC` instant; a time the offset
+    /// would carry past either end of 64 bits stays at that end (it is implausible either way,
+    /// and a wrapped one would look like a plausible time far in the past).
     @inlinable public func monotonic(fromSource nanoseconds: Int64) -> MonotonicInstant {
-        MonotonicInstant(nanoseconds: nanoseconds &+ self.nanoseconds)
+        let (sum, overflow) = nanoseconds.addingReportingOverflow(self.nanoseconds)
+        return MonotonicInstant(nanoseconds: overflow ? (self.nanoseconds > 0 ? .max : .min) : sum)
+    }
+
+    /// A source-clock time as a `timespec`-like pair (Wayland's `presented` carries 64-bit seconds
+    /// and 32-bit nanoseconds, neither checked by libwayland) as a `CLOCK_MONOTONIC` instant:
+    /// seconds past what 64-bit nanoseconds hold give `.max`, and nanoseconds of a second or more
+    /// count as what they say.
+    @inlinable public func monotonic(fromSeconds seconds: UInt64, nanoseconds: UInt32) -> MonotonicInstant {
+        let (whole, overflow) = Int64(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, carried) = whole.addingReportingOverflow(Int64(nanoseconds))
+        return monotonic(fromSource: overflow || carried ? .max : total)
     }
 
     /// Whether a measurement this old should be redone (default: after 10 s; NTP slew between two

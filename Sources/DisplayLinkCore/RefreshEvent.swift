@@ -74,6 +74,11 @@ public struct PresentationFeedback: Sendable, Hashable {
     /// The time the frame's commit asked not to be presented before (Wayland
     /// `wp_commit_timer_v1.set_timestamp`), on `CLOCK_MONOTONIC`; nil when it asked for none.
     public var commitTarget: MonotonicInstant?
+    /// False when the reported time lies implausibly far from when the report arrived (more
+    /// than 100 ms ahead of it, or an hour behind; a buggy or hostile compositor): the outcome
+    /// carries the time as reported, and the link learned nothing from it. Reports and statistics
+    /// should leave such a time out.
+    public var isTimePlausible = true
 
     public init(
         refreshIndex: UInt64, outcome: Outcome, flags: PresentationFlags? = nil,

@@ -45,10 +45,14 @@ extension WaylandRefreshScheduler {
     ) -> PresentationFeedback? {
         guard let entry = takeSlot(slot) else { return nil }
         feedbackCount += 1
-        if entry.refreshIndex == outstandingRequestIndex { outstandingCommitApplied = true }
+        if entry.refreshIndex == outstandingRequestIndex {
+            outstandingCommitApplied = true
+            outstandingCommitPresented = true
+        }
         let vblank: UInt64? = sequence == 0 ? nil : sequence
         rhythm.advertisedRefreshReported(advertisedRefresh)
-        if isPlausible(time, receivedAt: receivedAt) {
+        let plausible = isPlausible(time, receivedAt: receivedAt)
+        if plausible {
             rhythm.recordPresentation(at: time, sequence: vblank, advertisedRefresh: advertisedRefresh)
             // A presentation off the rhythm (a stall) says nothing about the depth either.
             // Under low latency a frame that missed its target was started too late for the
@@ -72,9 +76,11 @@ extension WaylandRefreshScheduler {
                 deadlines.recordTooLate(lead: time - calledBack)
             }
         }
-        return PresentationFeedback(
+        var feedback = PresentationFeedback(
             refreshIndex: entry.refreshIndex, outcome: .presented(at: time, sequence: vblank),
             flags: flags, commitTarget: entry.commitTarget)
+        feedback.isTimePlausible = plausible
+        return feedback
     }
 
     /// The feedback filed under `slot` reported its frame discarded.

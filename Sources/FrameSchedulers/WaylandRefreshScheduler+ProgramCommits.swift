@@ -24,6 +24,7 @@ extension WaylandRefreshScheduler {
         outstandingStride = 1
         outstandingAfterRelease = false
         outstandingCommitApplied = false
+        outstandingCommitPresented = false
         heldProbe = .none
     }
 

@@ -140,6 +140,7 @@ extension WaylandRefreshScheduler {
             outstandingAfterRelease = releaseTarget != nil
             outstandingRequestIndex = index
             outstandingCommitApplied = false
+            outstandingCommitPresented = false
             outstandingStride = stride
             if configuration.usesPresentation {
                 feedbackSlot = fileFeedback(

@@ -9,7 +9,8 @@ extension WaylandRefreshScheduler {
         /// Callbacks stopped: ``WaylandRefreshScheduler/isStalled`` just became true (no fallback
         /// ticks configured).
         case stalled
-        /// Dispatch this fallback tick (stalled, with fallback ticks configured).
+        /// Dispatch this tick: stalled with fallback ticks configured, or a frame callback lost
+        /// (``WaylandRefreshScheduler/lostFrameCallbackCount``; the tick asks for another).
         case fallbackTick(Refresh)
     }
 
@@ -27,6 +28,21 @@ extension WaylandRefreshScheduler {
         guard isActive, !isFailed, !isSuspended else { return .nothing }
         let (idle, overflow) = now.nanoseconds.subtractingReportingOverflow(lastActivity.nanoseconds)
         guard !overflow, idle >= configuration.stallTimeout.value else { return .nothing }
+        if hasOutstandingFrameCallback, outstandingCommitPresented {
+            // The frame whose commit asked for the callback was shown, yet no callback came: the
+            // compositor lost it (a hidden window shows nothing, so this cannot spin). Without
+            // asking again the link would wait for good; the refresh asks again, as after a stall.
+            lostFrameCallbackCount += 1
+            hasOutstandingFrameCallback = false
+            frameRequestCount -= 1
+            outstandingCommitTarget = nil
+            outstandingStride = 1
+            heldProbe = .none
+            if outstandingAfterRelease { releaseTarget = nil }
+            outstandingAfterRelease = false
+            isStalled = true
+            return .fallbackTick(refresh(at: notBeforeLast(now), firstAfterStart: false))
+        }
         let noticed = !isStalled
         if noticed {
             isStalled = true

@@ -178,6 +178,12 @@ public struct WaylandRefreshScheduler: Sendable {
     /// callback).
     var outstandingRequestIndex: UInt64?
     var outstandingCommitApplied = false
+    /// Whether that feedback said presented: the surface is shown, so a callback that still does
+    /// not come was lost (``lostFrameCallbackCount``).
+    var outstandingCommitPresented = false
+    /// Frame callbacks given up as lost: their frame was presented and no callback came within
+    /// the stall timeout (see ``watchdog(now:)``).
+    public internal(set) var lostFrameCallbackCount = 0
     /// Whether the surface left every output after being on one (``surfaceLeftAllOutputs(_:)``):
     /// hidden, so a callback that does not come says nothing about held commits.
     public internal(set) var isOffAllOutputs = false

@@ -7,8 +7,9 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
     case cannotConnect(socket: String, errno: Errno?)
     /// The compositor lacks globals this backend cannot work without.
     case missingGlobals([String])
-    /// The compositor closed the connection (it exited or crashed); the error the socket gave,
-    /// when it gave one.
+    /// The connection failed: the compositor closed it (it exited or crashed), or sent an event
+    /// libwayland rejects (an unknown opcode, an event for an object of another interface); the
+    /// error libwayland or the socket gave, when one did.
     case connectionLost(errno: Errno?)
     /// The compositor killed the connection for a protocol error.
     case protocolError(interface: String, objectID: UInt32, code: UInt32)
@@ -38,7 +39,8 @@ public enum WaylandError: Error, CustomStringConvertible, Sendable, Equatable {
         case .missingGlobals(let names):
             "The Wayland compositor does not offer \(names.joined(separator: ", ")), which this program needs."
         case .connectionLost(let errno):
-            "The Wayland compositor went away (\(WaylandError.text(errno))): the connection is closed."
+            "The connection to the Wayland compositor failed (\(WaylandError.text(errno))): the compositor went away, "
+                + "or sent an event libwayland rejects (it logs which). The connection is closed."
         case .protocolError(let interface, let id, let code):
             "The Wayland compositor reported protocol error \(code) on \(interface)@\(id) and closed the connection."
         case .notConfigured:

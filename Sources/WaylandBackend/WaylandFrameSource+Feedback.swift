@@ -9,6 +9,8 @@ extension WaylandFrameSource {
     // MARK: Requests
 
     func requestFrameCallback() {
+        // A callback still outstanding was given up as lost by the scheduler: it no longer counts.
+        if let lost = frameCallback { wl_callback_destroy(lost) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         let callback = wl_surface_frame(paced.frameProxy)
         wl_callback_add_listener(callback, WaylandFrameSource.callbackListener, me)
@@ -40,7 +42,9 @@ extension WaylandFrameSource {
 
     private func frameDone(_ callback: OpaquePointer?) {
         wl_callback_destroy(callback)
-        if callback == frameCallback { frameCallback = nil }
+        // Only the callback asked for last counts (an earlier one was given up as lost).
+        guard callback == frameCallback else { return }
+        frameCallback = nil
         // Handled after the whole batch: presentation feedback in the same batch counts.
         scheduler.frameCallbackDone(at: MonotonicInstant.now())
     }
@@ -57,8 +61,7 @@ extension WaylandFrameSource {
         if clockDomain != .monotonic, clockOffset.isStale(at: now) {
             clockOffset = PresentationClock.offset(for: clockDomain)
         }
-        let raw = Int64(truncatingIfNeeded: seconds) &* 1_000_000_000 &+ Int64(nanoseconds)
-        let time = clockOffset.monotonic(fromSource: raw)
+        let time = clockOffset.monotonic(fromSeconds: seconds, nanoseconds: nanoseconds)
         guard
             let feedback = scheduler.presented(
                 slot: slot, at: time, receivedAt: now, sequence: sequence,

@@ -32,11 +32,21 @@ extension WaylandFrameSource {
         // On the program's display, another reader (a toolkit's thread) may have queued events
         // for this source that nothing dispatched: they count before a stall does.
         if !paced.commitsItself { connection.dispatchPending() }
+        let lost = scheduler.lostFrameCallbackCount
         switch scheduler.watchdog(now: MonotonicInstant.now()) {
         case .nothing:
             break
         case .stalled:
             logStall(fallback: false)
+        case .fallbackTick(let refresh) where scheduler.lostFrameCallbackCount != lost:
+            // The first, then every 100th: a compositor that loses many does not log per frame.
+            if lost == 0 || (lost + 1) % 100 == 0 {
+                WaylandFrameSource.log.warning(
+                    """
+                    the compositor presented a frame but sent no frame callback for it within                     \(scheduler.configuration.stallTimeout); asking for another (\(lost + 1) lost so far)
+                    """)
+            }
+            perform(refresh)
         case .fallbackTick(let refresh):
             if !stallLogged { logStall(fallback: true) }
             perform(refresh)

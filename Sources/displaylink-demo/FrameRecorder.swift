@@ -6,6 +6,9 @@ struct FrameRecord {
     var frame: DisplayFrame
     var presented: MonotonicInstant?
     var discarded = false
+    /// The compositor reported a time implausibly far from the report's arrival
+    /// (``PresentationFeedback/isTimePlausible``): the frame was shown, its time is unknown.
+    var presentedAtImplausibleTime = false
     /// The presentation flags' names the compositor reported (nil: not reported).
     var presentationFlags: PresentationFlags?
     /// The time the frame's commit asked not to be presented before (nil: none asked).
@@ -27,6 +30,8 @@ struct FrameRecord {
 struct FrameRecorder {
     private(set) var records: [FrameRecord] = []
     private(set) var discardedCount = 0
+    /// Frames reported presented at an implausible time, left out of the timing figures.
+    private(set) var implausibleCount = 0
 
     init(expectedFrames: Int) {
         records.reserveCapacity(max(16, expectedFrames + 8))
@@ -44,6 +49,9 @@ struct FrameRecorder {
             let index = records[mid].frame.refreshIndex
             if index == feedback.refreshIndex {
                 switch feedback.outcome {
+                case .presented(_, _) where !feedback.isTimePlausible:
+                    records[mid].presentedAtImplausibleTime = true
+                    implausibleCount += 1
                 case .presented(let at, _): records[mid].presented = at
                 case .discarded: records[mid].discarded = true; discardedCount += 1
                 }
@@ -57,6 +65,6 @@ struct FrameRecorder {
 
     /// Frames whose fate is still unknown.
     var outstanding: Int {
-        records.reduce(0) { $0 + ($1.presented == nil && !$1.discarded ? 1 : 0) }
+        records.reduce(0) { $0 + ($1.presented == nil && !$1.discarded && !$1.presentedAtImplausibleTime ? 1 : 0) }
     }
 }

@@ -149,6 +149,7 @@ struct FrameReport {
                 ("provenance", .string(r.frame.provenance.rawValue)),
                 ("presented", r.presented.map { .number($0.seconds) } ?? .null),
                 ("discarded", .bool(r.discarded)),
+                ("presented_time_implausible", .bool(r.presentedAtImplausibleTime)),
                 ("cpu_time", .number(r.cpuTime)),
                 ("callback_at", .number(r.callbackAt.seconds)),
                 ("encoded_at", .number(r.encodedAt.seconds)),

@@ -23,6 +23,22 @@ struct ClockTests {
         #expect(offset.monotonic(fromSource: 7_000_000_000).nanoseconds == 12_000_000_123)
     }
 
+    @Test("source times at the ends of 64 bits saturate instead of wrapping; seconds and nanoseconds combine exactly below them")
+    func saturating() {
+        let ahead = ClockOffset(nanoseconds: 5_000, uncertainty: 0, measuredAt: .zero)
+        let behind = ClockOffset(nanoseconds: -5_000, uncertainty: 0, measuredAt: .zero)
+        #expect(ahead.monotonic(fromSource: .max - 1).nanoseconds == .max)
+        #expect(behind.monotonic(fromSource: .min + 1).nanoseconds == .min)
+        #expect(behind.monotonic(fromSource: .max).nanoseconds == .max - 5_000)
+        #expect(ahead.monotonic(fromSeconds: 12, nanoseconds: 345).nanoseconds == 12_000_005_345)
+        // 2⁶³ ns is 9,223,372,036.85 s: one second more cannot be held.
+        #expect(behind.monotonic(fromSeconds: 9_223_372_037, nanoseconds: 0).nanoseconds == .max - 5_000)
+        #expect(behind.monotonic(fromSeconds: .max, nanoseconds: .max).nanoseconds == .max - 5_000)
+        #expect(ahead.monotonic(fromSeconds: 9_223_372_036, nanoseconds: 900_000_000).nanoseconds == .max)
+        // Nanoseconds of a second or more (the protocol says below 10⁹) count as they are.
+        #expect(ahead.monotonic(fromSeconds: 1, nanoseconds: 2_000_000_000).nanoseconds == 3_000_005_000)
+    }
+
     @Test("the narrowest bracket wins when reads are slow")
     func narrowestBracket() {
         final class Ticker: @unchecked Sendable { var t: Int64 = 0; var reads = 0 }

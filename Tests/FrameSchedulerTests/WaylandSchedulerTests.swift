@@ -241,7 +241,7 @@ struct WaylandSchedulerTests {
         #expect(core.frames.allSatisfy { $0.missedFrames == 0 })
     }
 
-    @Test("a presentation time implausibly far from its arrival is delivered but not learned from")
+    @Test("a presentation time implausibly far from its arrival is delivered marked implausible, and not learned from")
     func implausiblePresentation() {
         var script = Self.drmRun(frames: 6)
         script.presented(frame: 6, at: Self.vblank(7) + 3_600_000 * ms, received: Self.vblank(7) + ms, sequence: 1007)
@@ -249,6 +249,8 @@ struct WaylandSchedulerTests {
         #expect(script.timestamps.last == Self.vblank(7))
         #expect(script.provenances.last == .frameCallbackEstimate)
         #expect(script.scheduler.timeline.latest == t(Self.vblank(6)))
+        #expect(script.delivered.last?.isTimePlausible == false)
+        #expect(script.delivered.dropLast().allSatisfy { $0.isTimePlausible })
         if case .presented(let at, _) = script.delivered.last?.outcome {
             #expect(at == t(Self.vblank(7) + 3_600_000 * ms))
         } else {
@@ -276,6 +278,46 @@ struct WaylandSchedulerTests {
     }
 
     // MARK: Stalls, fallback ticks, demand
+
+    @Test(
+        """
+        a lost frame callback: its frame was presented and no callback came within the timeout, so the watchdog's refresh asks \
+        again (counted, following the stall); a hidden window's frame, never presented, is a stall and asks for nothing
+        """)
+    @MainActor
+    func lostFrameCallback() throws {
+        var script = Self.drmRun(frames: 5)  // refresh 5 at vblank 5 + 1 ms asked for a callback
+        let last = Self.vblank(5) + ms
+        script.presented(frame: 5, at: Self.vblank(6), sequence: 1006)
+        #expect(script.watchdog(at: last + 499 * ms) == .nothing)
+        let action = script.watchdog(at: last + 500 * ms)
+        guard case .fallbackTick(let tick) = action else {
+            Issue.record("no tick: \(action)")
+            return
+        }
+        #expect(script.scheduler.lostFrameCallbackCount == 1)
+        #expect(tick.requestsFrameCallback)
+        #expect(tick.feedbackSlot != nil)
+        #expect(tick.event.followsStall)
+        #expect(tick.event.timestamp.nanoseconds - origin == Self.vblank(6))
+        #expect(tick.event.provenance == .presentationFeedback)
+        #expect(script.scheduler.hasOutstandingFrameCallback)
+        #expect(!script.scheduler.isStalled)
+        // The callback the tick asked for comes: back on the compositor's rhythm.
+        script.presented(frame: 6, at: Self.vblank(37), sequence: 1037)
+        script.callback(at: Self.vblank(37) + ms)
+        #expect(script.timestamps.last == Self.vblank(37))
+        #expect(script.scheduler.lostFrameCallbackCount == 1)
+        #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
+
+        // Hidden: the frame is never presented (or discarded), so no callback is presumed lost.
+        var hidden = Self.drmRun(frames: 5)
+        hidden.discarded(frame: 5)
+        #expect(hidden.watchdog(at: last + 500 * ms) == .stalled)
+        #expect(hidden.watchdog(at: last + 1000 * ms) == .nothing)
+        #expect(hidden.scheduler.lostFrameCallbackCount == 0)
+        #expect(hidden.refreshes.count == 6)
+    }
 
     @Test("stall: noticed after the timeout, once; the first refresh when callbacks return follows the stall")
     @MainActor

@@ -25,6 +25,8 @@ final class PacedClient {
     let source: WaylandFrameSource
     var link: DisplayLink?
     var frames: [DisplayFrame] = []
+    /// When each callback ran.
+    var arrivals: [MonotonicInstant] = []
     var feedback: [PresentationFeedback] = []
     var draws = true
     /// Callbacks at the start that draw nothing (a program whose assets are still loading).
@@ -69,6 +71,7 @@ final class PacedClient {
 
     func tick(_ link: DisplayLink) {
         frames.append(link.frame)
+        arrivals.append(.now())
         guard frames.count > drawsNothingFirst else { return }
         guard draws || frames.count == drawsNothingFirst + 1 else { return }
         x += 100 * link.deltaTime
