@@ -22,12 +22,14 @@ struct FaultProxyTests {
     /// link keeps going.
     static let mayBreakConnection: Set<WaylandFault> = [.duplicateFrameCallback, .duplicateFeedback, .staleFeedback]
 
-    @Test("every fault of the table: callbacks continue or the connection fails with an error; the timeline stays in order",
-          arguments: [ForkyCompositor.weston16, .mutter50])
+    @Test(
+        "every fault of the table: callbacks continue or the connection fails with an error; the timeline stays in order",
+        arguments: [ForkyCompositor.weston16, .mutter50])
     func faultTable(_ kind: ForkyCompositor) async throws {
         let compositor = try await kind.start()
         defer { compositor.stop() }
-        print("[\(kind.testDescription)] fault | applied | callbacks | longest without a callback | median |target − presented| | estimates")
+        print(
+            "[\(kind.testDescription)] fault | applied | callbacks | longest without a callback | median |target − presented| | estimates")
         for fault in WaylandFault.allCases {
             let proxy = try WaylandFaultProxy(in: compositor, schedule: WaylandFaultSchedule(fault, seed: 7))
             defer { proxy.stop() }
@@ -170,17 +172,21 @@ struct FaultInjectorTests {
     func rewrites() {
         var overflow = Self.tracked(.presentedNearOverflow)
         guard case .forward(let bytes) = overflow.serverSent(Self.presented, at: 0).first,
-              let message = WaylandWireMessage(bytes: bytes)
+            let message = WaylandWireMessage(bytes: bytes)
         else { Issue.record("nothing forwarded"); return }
         #expect(UInt64(message.argument(0)) << 32 | UInt64(message.argument(1)) == 9_223_372_037)
         var refresh = Self.tracked(.refreshZero)
-        #expect(refresh.serverSent(Self.presented, at: 0) == [
-            .forward(WaylandWireMessage(sender: 7, opcode: 1, arguments: [0, 100, 5_000, 0, 0, 42, 0xF]).bytes)
-        ])
+        #expect(
+            refresh.serverSent(Self.presented, at: 0) == [
+                .forward(WaylandWireMessage(sender: 7, opcode: 1, arguments: [0, 100, 5_000, 0, 0, 42, 0xF]).bytes)
+            ])
         var backwards = Self.tracked(.sequenceBackwards)
-        #expect(backwards.serverSent(Self.presented, at: 0) == [
-            .forward(WaylandWireMessage(sender: 7, opcode: 1, arguments: [0, 100, 5_000, 16_666_667, UInt32.max, UInt32.max - 957, 0xF]).bytes)
-        ])
+        #expect(
+            backwards.serverSent(Self.presented, at: 0) == [
+                .forward(
+                    WaylandWireMessage(sender: 7, opcode: 1, arguments: [0, 100, 5_000, 16_666_667, UInt32.max, UInt32.max - 957, 0xF])
+                        .bytes)
+            ])
         var discarded = Self.tracked(.presentedAsDiscarded)
         #expect(discarded.serverSent(Self.presented, at: 0) == [.forward(WaylandWireMessage(sender: 7, opcode: 2, arguments: []).bytes)])
     }
@@ -193,9 +199,10 @@ struct FaultInjectorTests {
         let second = WaylandWireMessage(sender: 8, opcode: 2, arguments: [])
         #expect(injector.serverSent(Self.presented, at: 0).isEmpty)
         #expect(injector.serverSent(deleteFirst, at: 0).isEmpty)
-        #expect(injector.serverSent(second, at: 0) == [
-            .forward(second.bytes), .forward(Self.presented.bytes), .forward(deleteFirst.bytes)
-        ])
+        #expect(
+            injector.serverSent(second, at: 0) == [
+                .forward(second.bytes), .forward(Self.presented.bytes), .forward(deleteFirst.bytes)
+            ])
     }
 
     @Test("the same seed gives the same decisions")
