@@ -25,14 +25,16 @@ public struct MonotonicInstant: Hashable, Comparable, Sendable, CustomStringConv
     }
 
     @inlinable public static func < (a: MonotonicInstant, b: MonotonicInstant) -> Bool { a.nanoseconds < b.nanoseconds }
+    // Arithmetic on times saturates at the ends of 64 bits: a time a compositor or kernel got
+    // wrong (near either end) must neither trap nor wrap into a plausible time on the other side.
     @inlinable public static func + (a: MonotonicInstant, d: Nanoseconds) -> MonotonicInstant {
-        MonotonicInstant(nanoseconds: a.nanoseconds &+ d.value)
+        MonotonicInstant(nanoseconds: saturating(a.nanoseconds.addingReportingOverflow(d.value), d.value))
     }
     @inlinable public static func - (a: MonotonicInstant, d: Nanoseconds) -> MonotonicInstant {
-        MonotonicInstant(nanoseconds: a.nanoseconds &- d.value)
+        MonotonicInstant(nanoseconds: saturating(a.nanoseconds.subtractingReportingOverflow(d.value), d.value == .min ? 1 : -d.value))
     }
     @inlinable public static func - (a: MonotonicInstant, b: MonotonicInstant) -> Nanoseconds {
-        Nanoseconds(a.nanoseconds &- b.nanoseconds)
+        Nanoseconds(saturating(a.nanoseconds.subtractingReportingOverflow(b.nanoseconds), b.nanoseconds == .min ? 1 : -b.nanoseconds))
     }
 
     public var description: String { String(format6(seconds)) + " s" }
@@ -51,11 +53,27 @@ public struct Nanoseconds: Hashable, Comparable, Sendable, CustomStringConvertib
     public static let zero = Nanoseconds(0)
 
     @inlinable public static func < (a: Nanoseconds, b: Nanoseconds) -> Bool { a.value < b.value }
-    @inlinable public static func + (a: Nanoseconds, b: Nanoseconds) -> Nanoseconds { Nanoseconds(a.value &+ b.value) }
-    @inlinable public static func - (a: Nanoseconds, b: Nanoseconds) -> Nanoseconds { Nanoseconds(a.value &- b.value) }
-    @inlinable public static func * (a: Nanoseconds, k: Int) -> Nanoseconds { Nanoseconds(a.value &* Int64(k)) }
+    // Saturating, as times are (see ``MonotonicInstant``).
+    @inlinable public static func + (a: Nanoseconds, b: Nanoseconds) -> Nanoseconds {
+        Nanoseconds(saturating(a.value.addingReportingOverflow(b.value), b.value))
+    }
+    @inlinable public static func - (a: Nanoseconds, b: Nanoseconds) -> Nanoseconds {
+        Nanoseconds(saturating(a.value.subtractingReportingOverflow(b.value), b.value == .min ? 1 : -b.value))
+    }
+    @inlinable public static func * (a: Nanoseconds, k: Int) -> Nanoseconds {
+        let factor = Int64(clamping: k)
+        let (product, overflow) = a.value.multipliedReportingOverflow(by: factor)
+        return Nanoseconds(overflow ? ((a.value < 0) == (factor < 0) ? .max : .min) : product)
+    }
 
     public var description: String { format6(seconds * 1000) + " ms" }
+}
+
+/// The result of an addition, or the end of 64 bits it went past: the sign of `direction` says
+/// which (what was added, or the negation of what was subtracted).
+@inlinable func saturating(_ result: (partialValue: Int64, overflow: Bool), _ direction: Int64) -> Int64 {
+    guard result.overflow else { return result.partialValue }
+    return direction > 0 ? .max : .min
 }
 
 /// The `CACurrentMediaTime()` of this library: now, in seconds, on `CLOCK_MONOTONIC`, the clock of

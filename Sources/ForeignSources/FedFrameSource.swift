@@ -104,7 +104,8 @@ public final class FedFrameSource: FrameSource {
         }
         self.refreshPeriod = refreshPeriod
         self.latency = latency
-        scheduler = KMSFrameScheduler(period: refreshPeriod)
+        // The program's times are its own to give (a recording replayed may lie far from now).
+        scheduler = KMSFrameScheduler(period: refreshPeriod, checksVblankTimes: false)
         scheduler.latency = latency
         pendingReports.reserveCapacity(4)
         tickTimer = MainQueueTimer { [weak self] in self?.tickFired() }

@@ -154,11 +154,21 @@ public struct KMSFrameScheduler: Sendable {
     /// The driver's latch assumed before the vblank: a flip queued this long before it is shown
     /// at it (atomic and legacy flips are applied at the vblank itself).
     public static let latchPrior = Nanoseconds(1_000_000)
+    /// A vblank time further ahead of the time its callback begins than this, or further behind
+    /// than ``pastTolerance``, is implausible: no clock reading explains it.
+    public static let futureTolerance = Nanoseconds(100_000_000)
+    public static let pastTolerance = Nanoseconds(3_600_000_000_000)
     /// Starts later than now by less than this are not worth a timer.
     public static let minimumDelay = Nanoseconds(500_000)
 
-    public init(period: Nanoseconds) {
+    /// Whether vblank times implausibly far from the callback's start are replaced by it
+    /// (``futureTolerance``, ``pastTolerance``): on for a kernel's events. Off where the times are
+    /// a program's to give (a fed source replaying a recording may report times far from now).
+    public var checksVblankTimes: Bool
+
+    public init(period: Nanoseconds, checksVblankTimes: Bool = true) {
         self.period = Nanoseconds(max(1, period.value))
+        self.checksVblankTimes = checksVblankTimes
     }
 
     // MARK: Demand
@@ -184,7 +194,8 @@ public struct KMSFrameScheduler: Sendable {
             let timestamp = monotonic(current.time)
             let event = RefreshEvent(
                 timestamp: timestamp, sequence: current.sequence, refreshPeriod: period,
-                targetTimestamp: timestamp + period, provenance: .hardwareVBlank, followsStall: true,
+                targetTimestamp: timestamp + period,
+                provenance: timestamp == current.time ? .hardwareVBlank : .frameCallbackEstimate, followsStall: true,
                 renderEstimate: renderTime.estimate)
             began(timestamp: timestamp, sequence: current.sequence, periods: 1, refreshIndex: refreshIndex, now: now)
             return .dispatch(event)
@@ -336,7 +347,18 @@ public struct KMSFrameScheduler: Sendable {
         restarting = false
         if let last = lastTimestamp, time < last { followsStall = true }
         if let ran = callbackSequence, sequence <= ran { followsStall = true }
-        let timestamp = monotonic(time)
+        // A vblank time implausibly far from now (a broken driver) is not used: now stands in.
+        // One before the last given (a driver that went back) is not used either: the last one
+        // stands. Either, and a new vblank at the last one's time, is said to be an estimate.
+        let (ahead, overflow) = time.nanoseconds.subtractingReportingOverflow(now.nanoseconds)
+        let plausible =
+            !checksVblankTimes
+            || !overflow && ahead <= KMSFrameScheduler.futureTolerance.value && ahead >= -KMSFrameScheduler.pastTolerance.value
+        let timestamp = monotonic(plausible ? time : now)
+        // The same time as the last refresh's is exact only for that same vblank again.
+        let repeatsLast = lastTimestamp == time && callbackSequence != sequence
+        let provenance: TimestampProvenance =
+            plausible && timestamp == time && !repeatsLast ? .hardwareVBlank : .frameCallbackEstimate
         var targetTimestamp = target(after: timestamp, periods: periods)
         if let previous = lastTarget, targetTimestamp < previous {
             // A target before the previous one is moved to the vblank nearest the previous target,
@@ -355,7 +377,7 @@ public struct KMSFrameScheduler: Sendable {
         let event = RefreshEvent(
             timestamp: timestamp, sequence: sequence, refreshPeriod: period,
             targetTimestamp: targetTimestamp,
-            provenance: .hardwareVBlank, followsStall: followsStall,
+            provenance: provenance, followsStall: followsStall,
             deadline: deadlines.deadline(forTarget: targetTimestamp), renderEstimate: renderTime.estimate)
         began(timestamp: timestamp, sequence: sequence, periods: periods, refreshIndex: refreshIndex, now: now)
         return event
