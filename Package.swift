@@ -99,7 +99,7 @@ let package = Package(
         // A pbuffer on Mesa's surfaceless EGL platform, refreshed on virtual time.
         .target(name: "OffscreenBackend", dependencies: ["DisplayLinkCore", "EGLGraphics", "SurfaceBackend"], swiftSettings: strict),
         // A private headless weston for tests, benchmarks and the demo's --headless.
-        .target(name: "DisplayLinkWaylandTesting", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
+        .target(name: "DisplayLinkWaylandTesting", dependencies: ["DisplayLinkCore", "DisplayLinkTesting"], swiftSettings: strict),
         // "A place to draw that a display link follows": a Wayland toplevel, a KMS output or offscreen.
         .target(
             name: "DisplaySurface",

@@ -1,3 +1,5 @@
+import DisplayLinkTesting
+
 /// The decisions of ``WaylandFaultProxy`` for one client connection, without sockets or clocks:
 /// it follows the client's requests to learn which object ids are frame callbacks, presentation
 /// feedback, registries and outputs, and turns each event the compositor sends into what the
@@ -32,7 +34,7 @@ public struct WaylandFaultInjector: Sendable {
     /// Events the fault could act on, so far.
     public private(set) var candidateCount = 0
 
-    private var random: SeededGenerator
+    private var random: SplitMix64
     private var kinds: [UInt32: Kind] = [:]
     private var outputGlobals: [UInt32] = []
     private var held: [Held] = []
@@ -43,7 +45,7 @@ public struct WaylandFaultInjector: Sendable {
 
     public init(schedule: WaylandFaultSchedule) {
         self.schedule = schedule
-        random = SeededGenerator(seed: schedule.seed)
+        random = SplitMix64(seed: schedule.seed)
     }
 
     /// Follows a request the client sent (every request passes unchanged).
