@@ -43,7 +43,8 @@ extension WaylandFrameSource {
             if lost == 0 || (lost + 1) % 100 == 0 {
                 WaylandFrameSource.log.warning(
                     """
-                    the compositor presented a frame but sent no frame callback for it within                     \(scheduler.configuration.stallTimeout); asking for another (\(lost + 1) lost so far)
+                    the compositor presented a frame but sent no frame callback for it within \
+                    \(scheduler.configuration.stallTimeout); asking for another (\(lost + 1) lost so far)
                     """)
             }
             perform(refresh)
