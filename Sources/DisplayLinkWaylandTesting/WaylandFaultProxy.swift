@@ -8,8 +8,9 @@ import Synchronization
 /// client at ``socketPath`` (or ``clientEnvironment``-style variables: ``runtimeDirectory`` and the
 /// socket's name) to see what it does when its compositor misbehaves.
 ///
-/// One thread serves every client connection, each with its own injector. ``stop()`` (or deinit)
-/// closes the connections and removes the socket; the compositor behind it keeps running.
+/// One thread serves every client connection, each with its own injector, and keeps the proxy
+/// alive while it serves: call ``stop()`` (a `defer` right after creating it), which closes the
+/// connections and removes the socket; the compositor behind it keeps running.
 public final class WaylandFaultProxy: @unchecked Sendable {
     public enum Failure: Error, CustomStringConvertible {
         case socket(operation: String, errno: Int32)
