@@ -5,7 +5,7 @@ import Synchronization
 /// A Wayland socket in front of a real compositor that forwards everything, both ways, file
 /// descriptors included, except that it applies one ``WaylandFault`` to the events that time
 /// frames, on a seeded ``WaylandFaultSchedule`` (the decisions: ``WaylandFaultInjector``). Point a
-/// client at ``socketPath`` (or ``clientEnvironment``-style variables: ``runtimeDirectory`` and the
+/// client at ``socketPath`` (or, for a child process, `XDG_RUNTIME_DIR` = ``runtimeDirectory`` and the
 /// socket's name) to see what it does when its compositor misbehaves.
 ///
 /// One thread serves every client connection, each with its own injector, and keeps the proxy
