@@ -158,7 +158,8 @@ public func dl_wayland_source_create(
         foreign.onCommitHookMissing = {
             CEventLoop.warn(
                 """
-                no frame was committed through dl_source_will_commit in \(ForeignWaylandSurface.missingCommitHookRefreshes) refreshes: the links tick on the predicted \
+                no frame was committed through dl_source_will_commit in \
+                \(ForeignWaylandSurface.missingCommitHookRefreshes) refreshes: the links tick on the predicted \
                 vblanks (estimated timestamps). If the program draws, call dl_source_will_commit right before each call that \
                 commits the surface (eglSwapBuffers, SDL_RenderPresent, SDL_GL_SwapWindow, vkQueuePresentKHR, wl_surface_commit)
                 """)

@@ -391,7 +391,8 @@ public enum FedSourceError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidPeriod(let period):
-            "a fed source needs the display's exact refresh period, from 100 us to 10 s (got \(period.value) ns): take it from the mode timings"
+            "a fed source needs the display's exact refresh period, from 100 us to 10 s "
+                + "(got \(period.value) ns): take it from the mode timings"
         }
     }
 }
