@@ -89,8 +89,7 @@ public struct ClockOffset: Sendable, Hashable {
     /// would carry past either end of 64 bits stays at that end (it is implausible either way,
     /// and a wrapped one would look like a plausible time far in the past).
     @inlinable public func monotonic(fromSource nanoseconds: Int64) -> MonotonicInstant {
-        let (sum, overflow) = nanoseconds.addingReportingOverflow(self.nanoseconds)
-        return MonotonicInstant(nanoseconds: overflow ? (self.nanoseconds > 0 ? .max : .min) : sum)
+        MonotonicInstant(nanoseconds: nanoseconds) + Nanoseconds(self.nanoseconds)
     }
 
     /// A source-clock time as a `timespec`-like pair (Wayland's `presented` carries 64-bit seconds

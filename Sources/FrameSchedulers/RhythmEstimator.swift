@@ -196,25 +196,20 @@ public struct RhythmEstimator: Sendable {
         let floor = max(now, timestamp)
         let depth = Int64(learnedDepth ?? min(pendingFrames + 1, 3))
         let ahead = Nanoseconds(p.value.multipliedReportingOverflow(by: depth).partialValue)
-        guard let latest = latestVblank(at: now) else { return saturatingAdd(floor, ahead) }
-        var target = saturatingAdd(latest, ahead)
+        guard let latest = latestVblank(at: now) else { return floor + ahead }
+        var target = latest + ahead
         if target <= floor {
             let (gap, overflow) = floor.nanoseconds.subtractingReportingOverflow(target.nanoseconds)
             if !overflow {
                 let behind = gap / p.value + 1
                 let (advance, tooFar) = behind.multipliedReportingOverflow(by: p.value)
-                target = tooFar ? saturatingAdd(floor, p) : saturatingAdd(target, Nanoseconds(advance))
+                target = tooFar ? floor + p : target + Nanoseconds(advance)
             } else {
-                target = saturatingAdd(floor, p)
+                target = floor + p
             }
         }
-        if target <= timestamp { target = saturatingAdd(timestamp, p) }
+        if target <= timestamp { target = timestamp + p }
         return target
     }
 
-    private func saturatingAdd(_ time: MonotonicInstant, _ span: Nanoseconds) -> MonotonicInstant {
-        let (sum, overflow) = time.nanoseconds.addingReportingOverflow(span.value)
-        guard overflow else { return MonotonicInstant(nanoseconds: sum) }
-        return MonotonicInstant(nanoseconds: span.value > 0 ? .max : .min)
-    }
 }

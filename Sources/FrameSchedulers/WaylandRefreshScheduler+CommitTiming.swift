@@ -35,6 +35,6 @@ extension WaylandRefreshScheduler {
     /// mapped: mutter 48 never applies a timed commit of a surface that is on no output yet.
     func commitTarget(for target: MonotonicInstant) -> MonotonicInstant? {
         guard isTimingCommits, timeline.latest != nil else { return nil }
-        return saturatingAdd(target, Nanoseconds(-(period.value / 2)))
+        return target + Nanoseconds(-(period.value / 2))
     }
 }

@@ -50,7 +50,7 @@ extension WaylandRefreshScheduler {
     /// request made with the first refresh then comes back with the first frame shown.
     public func refreshEndedWithoutContent() -> MonotonicInstant? {
         guard !hasCommittedContent, !hasBeenCalledBack, isActive, !isFailed, let last = lastTimestamp else { return nil }
-        return saturatingAdd(last, period)
+        return last + period
     }
 
     /// The refresh ``refreshEndedWithoutContent()`` asked for, if still due at `now`: still no
@@ -62,7 +62,7 @@ extension WaylandRefreshScheduler {
         let timestamp = notBeforeLast(now)
         let steps = stepsByTime(to: timestamp, requireMeasuredPeriod: false)
         return makeRefresh(
-            timestamp: timestamp, steps: steps, target: saturatingAdd(timestamp, period),
+            timestamp: timestamp, steps: steps, target: timestamp + period,
             provenance: .frameCallbackEstimate, followsStall: false, stride: 1, now: now)
     }
 

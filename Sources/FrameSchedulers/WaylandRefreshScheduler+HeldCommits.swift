@@ -60,10 +60,10 @@ extension WaylandRefreshScheduler {
         case .sent: return nil
         case .answered(let at):
             let gap = p.multipliedReportingOverflow(by: WaylandRefreshScheduler.heldCommitProbeGap).partialValue
-            return saturatingAdd(at, Nanoseconds(gap))
+            return at + Nanoseconds(gap)
         case .none:
             let limit = Nanoseconds(p.multipliedReportingOverflow(by: WaylandRefreshScheduler.heldCommitPeriods).partialValue)
-            return saturatingAdd(max(target, lastActivity), limit)
+            return max(target, lastActivity) + limit
         }
     }
 
@@ -105,7 +105,7 @@ extension WaylandRefreshScheduler {
         // Callbacks stopped: the refresh after the release follows a stall.
         isStalled = true
         returningFromStall = true
-        let release = saturatingAdd(now, period)
+        let release = now + period
         releaseTarget = release
         outstandingAfterRelease = false
         releaseCount += 1

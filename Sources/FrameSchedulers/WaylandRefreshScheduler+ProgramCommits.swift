@@ -37,12 +37,12 @@ extension WaylandRefreshScheduler {
     /// vblank anyway, so the tick stands in for the callback it would have brought.
     public func uncommittedTickTime(callbackStart: MonotonicInstant) -> MonotonicInstant {
         let p = max(period.value, 1)
-        let earliest = saturatingAdd(callbackStart, Nanoseconds(p / 2))
+        let earliest = callbackStart + Nanoseconds(p / 2)
         let anchor = timeline.latest ?? lastTimestamp ?? callbackStart
         let (elapsed, overflow) = earliest.nanoseconds.subtractingReportingOverflow(anchor.nanoseconds)
         var vblank: MonotonicInstant
         if overflow {
-            vblank = saturatingAdd(earliest, Nanoseconds(p))
+            vblank = earliest + Nanoseconds(p)
         } else if elapsed < 0 {
             // The anchor lies after `earliest` (a start stamped before the newest presentation):
             // whole periods back from it, to the first vblank still after `earliest`.
@@ -50,9 +50,9 @@ extension WaylandRefreshScheduler {
             vblank = MonotonicInstant(nanoseconds: anchor.nanoseconds - Int64(back))
         } else {
             let (steps, tooFar) = (elapsed / p + 1).multipliedReportingOverflow(by: p)
-            vblank = tooFar ? saturatingAdd(earliest, Nanoseconds(p)) : saturatingAdd(anchor, Nanoseconds(steps))
+            vblank = tooFar ? earliest + Nanoseconds(p) : anchor + Nanoseconds(steps)
         }
-        return saturatingAdd(vblank, WaylandRefreshScheduler.uncommittedTickSlack)
+        return vblank + WaylandRefreshScheduler.uncommittedTickSlack
     }
 
     /// The tick ``uncommittedTickTime(callbackStart:)`` asked for, at `now`: the refresh a frame

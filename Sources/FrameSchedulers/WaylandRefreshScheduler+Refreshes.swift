@@ -76,7 +76,7 @@ extension WaylandRefreshScheduler {
                 // A presentation came in, but not after the timestamp already given (an earlier
                 // extrapolation overshot it), or the rhythm has no newer vblank: half a period on,
                 // so the next reported presentation is later again.
-                timestamp = notBeforeLast(min(arrival, saturatingAdd(lastTimestamp, Nanoseconds(period.value / 2))))
+                timestamp = notBeforeLast(min(arrival, lastTimestamp + Nanoseconds(period.value / 2)))
                 isHalfStep = true
             } else {
                 timestamp = notBeforeLast(arrival)
@@ -91,9 +91,9 @@ extension WaylandRefreshScheduler {
 
         var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
         let stride = firstAfterStart ? 1 : self.stride
-        var target = saturatingAdd(
-            rhythm.predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending),
-            Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride))))
+        var target =
+            rhythm.predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending)
+            + Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride)))
         if latency == .lowLatency && stride == 1 && !firstAfterStart {
             target = reachableTarget(from: target, now: arrival, timestamp: timestamp)
         } else if isPeriodMeasured && !firstAfterStart {
@@ -169,7 +169,7 @@ extension WaylandRefreshScheduler {
     /// `time`, or 1 ns after the last timestamp if that is later (saturating).
     func notBeforeLast(_ time: MonotonicInstant) -> MonotonicInstant {
         guard let lastTimestamp, time <= lastTimestamp else { return time }
-        return saturatingAdd(lastTimestamp, Nanoseconds(1))
+        return lastTimestamp + Nanoseconds(1)
     }
 
     /// Refreshes between the last refresh and `timestamp`: whole periods (rounded) since the
@@ -185,9 +185,4 @@ extension WaylandRefreshScheduler {
         return periods > counted ? max(1, periods &- counted) : 1
     }
 
-    func saturatingAdd(_ time: MonotonicInstant, _ span: Nanoseconds) -> MonotonicInstant {
-        let (sum, overflow) = time.nanoseconds.addingReportingOverflow(span.value)
-        guard overflow else { return MonotonicInstant(nanoseconds: sum) }
-        return MonotonicInstant(nanoseconds: span.value > 0 ? .max : .min)
-    }
 }

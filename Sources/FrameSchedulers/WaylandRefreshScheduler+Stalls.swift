@@ -57,7 +57,7 @@ extension WaylandRefreshScheduler {
         return .fallbackTick(
             makeRefresh(
                 timestamp: timestamp, steps: steps,
-                target: saturatingAdd(timestamp, period), provenance: .timerFallback,
+                target: timestamp + period, provenance: .timerFallback,
                 followsStall: false, stride: 1, now: now))
     }
 
