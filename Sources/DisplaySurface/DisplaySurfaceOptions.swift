@@ -97,21 +97,24 @@ extension DisplaySurface {
         public var latency: LatencyPolicy = .throughput
         /// On DRM/KMS: how the device is opened and master obtained (``SeatAccess``).
         public var seatAccess: SeatAccess = .automatic
-        /// On Wayland, give each frame's commit its target time when the compositor offers
+        /// On Wayland, give frames' commits their target time when the compositor offers
         /// `wp_commit_timing_manager_v1` (true, the default), so no frame is shown before the
         /// time it was computed for, and with a preferred rate below the refresh the wake-ups no
-        /// link uses are not made. If the compositor holds timed commits instead of presenting
-        /// them (mutter 48.7 headless does once nothing else repaints), the surface notices within
-        /// a few periods plus the stall timeout, releases the held frame, logs one warning and uses
-        /// untimed commits from then on (the environment's `commit_timing` says `fell back`).
-        /// False: present as soon as possible, as without the protocol. (Timed commits with no
-        /// fallback, for measuring a compositor: `WaylandFrameSource.Configuration.fallsBackFromHeldCommits`.)
+        /// link uses are not made. Commits are timed only while the presentation feedback on the
+        /// window's output carries `VSYNC` (see ``waylandCommitTimingWithoutVsync``). If the
+        /// compositor holds a timed commit anyway (no presentation and no frame callback three
+        /// periods past its target), the surface stops timed commits on that output for the rest
+        /// of the run, releases the held frame and logs one warning (the environment's
+        /// `commit_timing` says `stopped: a timed commit was held`). False: present as soon as
+        /// possible, as without the protocol. (Timed commits with no fallback, for measuring a
+        /// compositor: `WaylandFrameSource.Configuration.fallsBackFromHeldCommits`.)
         public var waylandCommitTiming = true
-        /// On Wayland, use commit timing on mutter's virtual monitors too (headless and remote
-        /// desktop sessions; false by default: there mutter holds a timed commit made while
-        /// nothing else repaints, and under load also the commits that would release it;
-        /// `WaylandFrameSource.Configuration.allowsCommitTimingOnVirtualMonitors`).
-        public var waylandCommitTimingOnVirtualMonitors = false
+        /// On Wayland, time commits even where the presentation feedback lacks `VSYNC` (false by
+        /// default: mutter 48 to 50 may hold a timed commit for good on such an output, as on
+        /// their virtual monitors; weston 16's headless backend applies them). The held-commit
+        /// watchdog still stops them on an output where one is held.
+        /// `WaylandFrameSource.Configuration.requiresVsyncForTimedCommits`.
+        public var waylandCommitTimingWithoutVsync = false
         /// On Wayland, order frames with FIFO barriers when the compositor offers
         /// `wp_fifo_manager_v1` (true, the default): each frame paced by the compositor waits until
         /// the previous one was shown, so no frame replaces another unseen. False: frames replace

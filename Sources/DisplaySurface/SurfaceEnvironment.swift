@@ -10,10 +10,11 @@ extension DisplaySurface {
     /// - Wayland: `compositor`, `socket`, `presentation_clock`, `refresh_advertised`, `egl_vendor`,
     ///   `gles_version`, `swap_with_damage`, `timing_protocols` (those in use, with their versions,
     ///   e.g. `wp_presentation 2`, `wp_commit_timing_v1 1`, `wp_fifo_v1 1`, `xdg_wm_base 6`; commit
-    ///   timing is no longer listed once it fell back), `commit_timing` (`in use`, `fell back`:
-    ///   the compositor held timed commits and the surface went on untimed, `not used on a
-    ///   virtual monitor`: mutter's virtual monitors hold timed commits, `off`: offered but
-    ///   turned off by `DisplaySurface.Options.waylandCommitTiming`, or `not offered`).
+    ///   timing is no longer listed while commits are untimed), `commit_timing` (the `VSYNC`
+    ///   gate's state on the window's output: `in use (VSYNC feedback)`, `in use (VSYNC gate
+    ///   bypassed)`, `waiting for VSYNC feedback`, `not used: presentations without VSYNC`,
+    ///   `stopped: a timed commit was held`; or `off`: offered but turned off by
+    ///   `DisplaySurface.Options.waylandCommitTiming`; or `not offered`).
     /// - DRM/KMS: `device`, `driver`, `connector`, `mode`, `presentation_clock`,
     ///   `refresh_advertised`, `refresh_exact`, `period_exact`, `flips_submitted`,
     ///   `flips_completed`, `egl_driver`, `buffers_kept_mapped`, `kms_api` (`atomic` or `legacy`),

@@ -36,7 +36,7 @@ final class WaylandSurface: DisplaySurfaceBackend {
                 window: window,
                 configuration: .init(
                     allowsCommitTiming: options.waylandCommitTiming,
-                    allowsCommitTimingOnVirtualMonitors: options.waylandCommitTimingOnVirtualMonitors,
+                    requiresVsyncForTimedCommits: !options.waylandCommitTimingWithoutVsync,
                     latency: options.latency))
             egl.frameSource = source  // a swap is the frame's commit
             self.connection = connection

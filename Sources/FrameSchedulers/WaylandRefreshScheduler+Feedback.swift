@@ -50,6 +50,7 @@ extension WaylandRefreshScheduler {
             outstandingCommitPresented = true
         }
         let vblank: UInt64? = sequence == 0 ? nil : sequence
+        commitTimingGate.presented(flags: flags)
         rhythm.advertisedRefreshReported(advertisedRefresh)
         let plausible = isPlausible(time, receivedAt: receivedAt)
         if plausible {
@@ -93,10 +94,13 @@ extension WaylandRefreshScheduler {
 
     // MARK: Outputs
 
-    /// The surface moved to another output, or its output's mode changed: everything learned
-    /// about the rhythm and the latch is forgotten, and period, phase and deadline are learned
-    /// again from the next presentations (`advertisedPeriod` 0: unknown).
-    public mutating func outputChanged(advertisedPeriod: Nanoseconds) {
+    /// The surface moved to `output` (an identifier the shell chooses; nil: unknown), or its
+    /// output's mode changed: everything learned about the rhythm and the latch is forgotten, and
+    /// period, phase and deadline are learned again from the next presentations
+    /// (`advertisedPeriod` 0: unknown). Commits are timed there again only once its feedback
+    /// carries `VSYNC` (``CommitTimingGate``).
+    public mutating func outputChanged(to output: UInt64?, advertisedPeriod: Nanoseconds) {
+        commitTimingGate.outputChanged(to: output)
         rhythm = RhythmEstimator(advertisedPeriod: advertisedPeriod)
         deadlines.forgetOutcomes()
         lastCallbackArrival = nil

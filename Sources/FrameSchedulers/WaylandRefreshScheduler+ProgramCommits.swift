@@ -25,7 +25,6 @@ extension WaylandRefreshScheduler {
         outstandingAfterRelease = false
         outstandingCommitApplied = false
         outstandingCommitPresented = false
-        heldProbe = .none
     }
 
     /// When to tick for a refresh whose callback started at `callbackStart` and whose frame the

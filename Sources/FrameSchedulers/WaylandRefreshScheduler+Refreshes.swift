@@ -16,7 +16,6 @@ extension WaylandRefreshScheduler {
         }
         outstandingCommitTarget = nil
         outstandingStride = 1
-        heldProbe = .none
         if outstandingAfterRelease { releaseTarget = nil }
         outstandingAfterRelease = false
         if let request = outstandingRequestIndex {
@@ -131,7 +130,7 @@ extension WaylandRefreshScheduler {
         // as they set no FIFO barrier: a compositor that applies no content update of a hidden
         // surface (weston 16) would hold each timed one with its buffer until the client has none
         // left (Mesa 22.3's wl_shm swap then crashes), where an untimed one replaces the last.
-        let commitTarget = provenance == .timerFallback ? nil : commitTarget(for: target)
+        let commitTarget = provenance == .timerFallback ? nil : commitTarget(for: target, now: now)
         if !hasOutstandingFrameCallback {
             requestsCallback = true
             hasOutstandingFrameCallback = true

@@ -37,7 +37,6 @@ extension WaylandRefreshScheduler {
             frameRequestCount -= 1
             outstandingCommitTarget = nil
             outstandingStride = 1
-            heldProbe = .none
             if outstandingAfterRelease { releaseTarget = nil }
             outstandingAfterRelease = false
             isStalled = true
@@ -64,7 +63,6 @@ extension WaylandRefreshScheduler {
     /// The connection failed: nothing is outstanding, and nothing more happens.
     public mutating func connectionFailed() {
         isFailed = true
-        heldProbe = .none
         hasOutstandingFrameCallback = false
         callbackArrival = nil
         for index in slots.indices { slots[index] = Slot() }

@@ -3,7 +3,7 @@ import DisplayLinkCore
 // This file holds the scheduler's configuration, its state and what is derived from the rhythm.
 // The rules live in extensions, one job a file: starting and stopping (+Demand), making refreshes
 // (+Refreshes), presentation feedback (+Feedback), commit targets and strides (+CommitTiming),
-// held timed commits (+HeldCommits), stalls and failure (+Stalls), and low latency (+Latency).
+// the held-commit watchdog (+HeldCommits), stalls and failure (+Stalls), and low latency (+Latency).
 
 /// The decisions of a Wayland frame source, with no Wayland calls and no clock reads: events in
 /// (frame callback done, presentation feedback, watchdog firings, demand changes), refreshes and
@@ -23,20 +23,24 @@ public struct WaylandRefreshScheduler: Sendable {
 
         /// Whether each refresh carries a ``Refresh/commitTarget`` (`wp_commit_timing_manager_v1`).
         public var timesCommits: Bool
-        /// Whether held timed commits end commit timing for good (see <doc:WaylandScheduling>; false:
-        /// timed commits are kept whatever the compositor does).
+        /// Whether held timed commits end commit timing on their output for good (see
+        /// <doc:WaylandScheduling>; false: timed commits are kept whatever the compositor does).
         public var fallsBackFromHeldCommits: Bool
+        /// Whether commits are timed only while the feedback on the current output carries
+        /// `VSYNC` (``CommitTimingGate``; false: from the first presentation on, whatever it says).
+        public var requiresVsyncForTimedCommits: Bool
 
         public init(
             usesPresentation: Bool = true, stallTimeout: Nanoseconds = Nanoseconds(500_000_000),
             fallbackTickInterval: Nanoseconds? = nil, timesCommits: Bool = false,
-            fallsBackFromHeldCommits: Bool = true
+            fallsBackFromHeldCommits: Bool = true, requiresVsyncForTimedCommits: Bool = true
         ) {
             self.usesPresentation = usesPresentation
             self.stallTimeout = stallTimeout
             self.fallbackTickInterval = fallbackTickInterval
             self.timesCommits = timesCommits
             self.fallsBackFromHeldCommits = fallsBackFromHeldCommits
+            self.requiresVsyncForTimedCommits = requiresVsyncForTimedCommits
         }
     }
 
@@ -67,10 +71,15 @@ public struct WaylandRefreshScheduler: Sendable {
     public static let futureTolerance = Nanoseconds(100_000_000)
     /// Presentation times earlier than their feedback's arrival by more than this are not learned from.
     public static let pastTolerance = Nanoseconds(3_600_000_000_000)
-    /// Periods past its target (and of silence) after which a timed commit is probed for a hold.
-    public static let heldCommitPeriods: Int64 = 4
-    /// Periods between the first probe's answer and the second probe.
-    public static let heldCommitProbeGap: Int64 = 2
+    /// Periods past its target (and of silence) after which a timed commit is taken as held.
+    public static let heldCommitPeriods: Int64 = 3
+    /// How far before a frame's target its commit is timed (at most half a period), as Mesa's
+    /// Vulkan WSI does: a compositor shows it at the vblank of the target, and one that can move
+    /// its vblank (variable refresh) shows it no more than this early.
+    public static let commitTargetMargin = Nanoseconds(500_000)
+    /// A commit whose time would be less than this after the refresh is made goes untimed: it is
+    /// due by the time it is committed.
+    public static let minimumCommitLead = Nanoseconds(1_000_000)
     /// The largest stride used for a preferred rate below the refresh.
     public static let maximumStride = 8
 
@@ -148,9 +157,12 @@ public struct WaylandRefreshScheduler: Sendable {
 
     // MARK: Commit timing and held timed commits (see +CommitTiming, +HeldCommits)
 
-    /// Whether timed commits were found held and commit timing ended for good (see <doc:WaylandScheduling>).
-    public internal(set) var isCommitTimingFallenBack = false
-    /// Why commit timing ended (nil while it has not), for the shell's one warning.
+    /// Which outputs commits may be timed on, from their feedback's `VSYNC` flag and held commits.
+    public internal(set) var commitTimingGate: CommitTimingGate
+    /// Whether a timed commit was found held (on any output), so timed commits stopped there
+    /// for good (see <doc:WaylandScheduling>).
+    public var isCommitTimingFallenBack: Bool { commitTimingGate.hasStoppedAnyOutput }
+    /// Why commit timing stopped (nil while it has not), for the shell's one warning.
     public internal(set) var commitTimingFallbackReason: String?
     /// The refreshes per callback every active link's interval is a multiple of (set by the shell
     /// before each batch from `RefreshDispatcher.commonFrameInterval(refreshPeriod:)`; 1: every
@@ -162,8 +174,6 @@ public struct WaylandRefreshScheduler: Sendable {
     /// The commit target and stride of the commit that asked for the outstanding frame callback.
     var outstandingCommitTarget: MonotonicInstant?
     var outstandingStride = 1
-    /// The held-commit rule's progress (see <doc:WaylandScheduling>) for the outstanding timed commit.
-    var heldProbe = HeldProbe.none
     /// The target of the last release commit while no commit made after it is known applied
     /// (a callback asked for after it came): a release may not wake the compositor, or be held
     /// itself, and the rule then watches it as it watches a timed commit.
@@ -187,13 +197,11 @@ public struct WaylandRefreshScheduler: Sendable {
     /// Whether the surface left every output after being on one (``surfaceLeftAllOutputs(_:)``):
     /// hidden, so a callback that does not come says nothing about held commits.
     public internal(set) var isOffAllOutputs = false
-    /// Probes sent and answered (answers come in the order the probes went out).
-    public internal(set) var probesSent: UInt64 = 0
-    public internal(set) var probesAnswered: UInt64 = 0
 
     public init(configuration: Configuration = Configuration(), advertisedPeriod: Nanoseconds = .zero) {
         self.configuration = configuration
         rhythm = RhythmEstimator(advertisedPeriod: advertisedPeriod)
+        commitTimingGate = CommitTimingGate(requiresVsync: configuration.requiresVsyncForTimedCommits)
         slots = ContiguousArray(repeating: Slot(), count: WaylandRefreshScheduler.feedbackCapacity)
     }
 
@@ -217,6 +225,7 @@ public struct WaylandRefreshScheduler: Sendable {
     /// The presentation depth learned from presented frames (nil: none presented yet).
     public var learnedDepth: Int? { rhythm.learnedDepth }
 
-    /// Whether commits carry targets at this point: configured, and not fallen back.
-    public var isTimingCommits: Bool { configuration.timesCommits && !isCommitTimingFallenBack }
+    /// Whether commits carry targets at this point: configured, and the gate open on the current
+    /// output (its feedback carries `VSYNC`, and no timed commit was held there).
+    public var isTimingCommits: Bool { configuration.timesCommits && commitTimingGate.allowsTimedCommits }
 }

@@ -4,8 +4,8 @@ import FrameSchedulers
 internal import CWayland
 internal import CWaylandClient
 
-/// The held-commit rule's shell (the rule itself is ``WaylandRefreshScheduler``'s): its timer,
-/// the `wl_display.sync` probes, and the commit that releases a held frame.
+/// The held-commit watchdog's shell (the rule itself is ``WaylandRefreshScheduler``'s): its
+/// timer, and the commit that releases a held frame.
 extension WaylandFrameSource {
     /// Arms the held-commit timer for ``WaylandRefreshScheduler/heldCommitCheckTime`` unless it is
     /// armed already: an earlier arming fires, finds the frame answered, and re-arms for the
@@ -21,22 +21,7 @@ extension WaylandFrameSource {
     private func heldCommitTimerFired() {
         isHeldCommitTimerArmed = false
         guard error == nil, !paced.isDestroyed else { return }
-        if scheduler.heldCommitCheck(at: MonotonicInstant.now()) == .probe {
-            // Rare (a timed commit 4 periods late), so the connection's own round trip serves;
-            // its answer holds the source weakly.
-            connection.sync { [weak self] in self?.probeAnswered() }
-            WaylandFrameSource.log.debug(
-                """
-                a timed commit is \(WaylandRefreshScheduler.heldCommitPeriods) periods past its target with no \
-                frame callback: asking the compositor (probe \(scheduler.probesSent))
-                """)
-        }
-        armHeldCommitCheck()
-    }
-
-    private func probeAnswered() {
-        guard error == nil, !paced.isDestroyed else { return }
-        if case .fallBack(let release) = scheduler.compositorAnswered(at: MonotonicInstant.now()) {
+        if case .fallBack(let release) = scheduler.heldCommitCheck(at: MonotonicInstant.now()) {
             releaseHeldCommit(at: release)
         }
         armHeldCommitCheck()
@@ -57,8 +42,8 @@ extension WaylandFrameSource {
         } else {
             WaylandFrameSource.log.warning(
                 """
-                commit timing turned off for this surface: \(reason); released with one commit timed a period \
-                ahead, untimed commits from here on (WaylandFrameSource.Configuration.allowsCommitTiming / \
+                commit timing stopped on this output: \(reason); released with one commit timed a period ahead, \
+                untimed commits on this output from here on (WaylandFrameSource.Configuration.allowsCommitTiming / \
                 DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false \
                 keeps timed commits)
                 """)

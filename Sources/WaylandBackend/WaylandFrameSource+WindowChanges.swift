@@ -37,11 +37,14 @@ extension WaylandFrameSource {
             if identity != nil { currentOutput = identity }
             currentAdvertised = advertised
         }
+        // The first output entered: the gate learns where the surface is (nothing was presented
+        // before, so nothing learned is lost).
+        if currentOutput == nil, let primary { scheduler.outputChanged(to: primary.gateKey, advertisedPeriod: advertised) }
         // The first enter of the output the source started from is no change.
         let isNewOutput = identity != nil && currentOutput != nil && identity != currentOutput
         guard isNewOutput || advertised != currentAdvertised else { return }
         outputChangeCount += 1
-        scheduler.outputChanged(advertisedPeriod: advertised)
+        scheduler.outputChanged(to: primary?.gateKey, advertisedPeriod: advertised)
         WaylandFrameSource.log.debug("output or mode changed (advertised period \(advertised)): period and phase learned again")
     }
 }

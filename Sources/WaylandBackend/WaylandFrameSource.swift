@@ -105,22 +105,18 @@ public final class WaylandFrameSource: FrameSource {
     /// Whether timed commits were found held and this source fell back to untimed commits for
     /// good (see ``Configuration/fallsBackFromHeldCommits``).
     public var isCommitTimingFallenBack: Bool { scheduler.isCommitTimingFallenBack }
-    /// Whether the window was on mutter's virtual monitors only when the source was made (see
-    /// ``Configuration/allowsCommitTimingOnVirtualMonitors``).
-    public let isOnVirtualMonitor: Bool
-    /// Commit timing's state for reports: `in use`, `fell back` (the compositor held timed
-    /// commits), `not used on a virtual monitor`, `off` (by configuration) or `not offered`.
+    /// Commit timing's state for reports: the `VSYNC` gate's on the current output
+    /// (`CommitTimingGate.State`: `in use (VSYNC feedback)`, `waiting for VSYNC feedback`, `not
+    /// used: presentations without VSYNC`, `stopped: a timed commit was held`, …), `off` (by
+    /// configuration) or `not offered`.
     public var commitTimingState: String {
-        if isCommitTimingFallenBack { return "fell back" }
-        if isTimingCommits { return "in use" }
         guard paced.commitTimer != nil else { return "not offered" }
-        return configuration.allowsCommitTiming && isOnVirtualMonitor ? "not used on a virtual monitor" : "off"
+        guard configuration.allowsCommitTiming else { return "off" }
+        return scheduler.commitTimingGate.state.description
     }
     /// Commits made to release a held timed commit (0 while none was held; more than 1 when a
     /// release was held too).
     public internal(set) var releaseCommitCount = 0
-    /// `wl_display.sync` probes sent by the held-commit rule, and answers received.
-    public var heldCommitProbeCount: UInt64 { scheduler.probesSent }
     /// Refreshes whose commit was timed a whole link interval ahead (a preferred rate below the
     /// refresh; see `WaylandRefreshScheduler`), and the index of the first of them.
     public internal(set) var stridedRefreshCount = 0
@@ -205,19 +201,17 @@ public final class WaylandFrameSource: FrameSource {
             ?? paced.connection.outputs.first?.advertisedPeriod ?? .zero
         currentOutput = paced.outputs.first.map { ObjectIdentifier($0) }
         currentAdvertised = advertised
-        let outputs = paced.outputs.isEmpty ? paced.connection.outputs : paced.outputs
-        isOnVirtualMonitor = !outputs.isEmpty && outputs.allSatisfy(\.isMutterVirtualMonitor)
-        let timesCommits =
-            configuration.allowsCommitTiming && paced.commitTimer != nil
-            && (configuration.allowsCommitTimingOnVirtualMonitors || !isOnVirtualMonitor)
+        let timesCommits = configuration.allowsCommitTiming && paced.commitTimer != nil
         scheduler = WaylandRefreshScheduler(
             configuration: .init(
                 usesPresentation: paced.connection.hasPresentationTime,
                 stallTimeout: configuration.stallTimeout,
                 fallbackTickInterval: configuration.fallbackTickInterval,
                 timesCommits: timesCommits,
-                fallsBackFromHeldCommits: configuration.fallsBackFromHeldCommits),
+                fallsBackFromHeldCommits: configuration.fallsBackFromHeldCommits,
+                requiresVsyncForTimedCommits: configuration.requiresVsyncForTimedCommits),
             advertisedPeriod: advertised)
+        if let first = paced.outputs.first { scheduler.outputChanged(to: first.gateKey, advertisedPeriod: advertised) }
         scheduler.latency = configuration.latency
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
         if let clock = paced.connection.presentationClock {
@@ -262,11 +256,11 @@ public final class WaylandFrameSource: FrameSource {
             timing protocols in use: \(paced.connection.timingProtocols.joined(separator: ", "))\
             \(paced.commitTimer != nil && !configuration.allowsCommitTiming ? " (commit timing bound, not used by configuration)" : "")
             """)
-        if configuration.allowsCommitTiming && paced.commitTimer != nil && !timesCommits {
+        if timesCommits && configuration.requiresVsyncForTimedCommits {
             log.debug(
                 """
-                commit timing not used: the window is on mutter's virtual monitors, which hold timed commits \
-                (WaylandFrameSource.Configuration.allowsCommitTimingOnVirtualMonitors: true uses it anyway)
+                commit timing: commits are timed while the presentation feedback on the window's output carries VSYNC \
+                (WaylandFrameSource.Configuration.requiresVsyncForTimedCommits)
                 """)
         }
     }

@@ -17,10 +17,12 @@ public final class WaylandOutput {
     public private(set) var model: String?
 
     /// Whether this is one of mutter's virtual monitors (`--virtual-monitor`, headless and remote
-    /// desktop sessions: make `MetaVendor`, model `MetaVirtualMonitor`). Their frame clock has no
-    /// presentation times to predict from, and a timed commit made while nothing else repaints is
-    /// never applied (mutter 48 and 50); see ``WaylandFrameSource/Configuration/allowsCommitTimingOnVirtualMonitors``.
+    /// desktop sessions: make `MetaVendor`, model `MetaVirtualMonitor`). Their presentations carry
+    /// no `VSYNC`, so commits on them are untimed (see
+    /// ``WaylandFrameSource/Configuration/requiresVsyncForTimedCommits``).
     public var isMutterVirtualMonitor: Bool { make == "MetaVendor" && model == "MetaVirtualMonitor" }
+    /// The output's key in the scheduler's commit-timing gate: its registry name.
+    var gateKey: UInt64 { UInt64(globalName) }
 
     let proxy: OpaquePointer
     let globalName: UInt32

@@ -110,7 +110,7 @@ final class DemoRunner {
         surfaceOptions.waylandCommitTiming = options.commitTiming
         surfaceOptions.waylandFifo = options.fifo
         surfaceOptions.latency = options.startsLate ? .lowLatency : .throughput
-        surfaceOptions.waylandCommitTimingOnVirtualMonitors = options.commitTimingOnVirtualMonitors
+        surfaceOptions.waylandCommitTimingWithoutVsync = options.commitTimingWithoutVsync
         surfaceOptions.backend = options.backend == .auto && options.headless ? .wayland : options.backend
         guard options.headless else { return (try DisplaySurface(options: surfaceOptions), false) }
         let weston = try HeadlessWeston(width: Int(max(options.size.width, 640)), height: Int(max(options.size.height, 480)))

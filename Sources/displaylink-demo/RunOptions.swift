@@ -82,11 +82,11 @@ struct RunOptions: ParsableArguments {
     @Flag(
         help:
             """
-            On Wayland, use commit timing on mutter's virtual monitors too (headless and remote desktop sessions; off by default: mutter \
-            holds timed commits there).
+            On Wayland, time commits even where the presentation feedback lacks VSYNC (off by default: mutter holds timed commits on \
+            such outputs, as on its virtual monitors).
             """
     )
-    var commitTimingOnVirtualMonitors = false
+    var commitTimingWithoutVsync = false
 
     @Flag(inversion: .prefixedNo, help: "On Wayland, order frames with FIFO barriers when the compositor offers the FIFO protocol.")
     var fifo = true

@@ -3,8 +3,7 @@ import FrameSchedulers
 
 /// A compositor with a vblank grid on virtual time that either honours commit targets or holds
 /// timed commits the way mutter 48 or mutter 50 headless does, driving a ``WaylandRefreshScheduler``
-/// like the shell (its held-commit timer at ``WaylandRefreshScheduler/heldCommitCheckTime``, and
-/// `wl_display.sync` probes answered in order, after every request sent before them is read):
+/// like the shell (its held-commit timer at ``WaylandRefreshScheduler/heldCommitCheckTime``):
 /// commits queue per surface in order; a "stage frame" at a vblank applies, from the head,
 /// every commit that is untimed or whose target is not after that vblank, and stops at the first
 /// one that is; the last applied frame with feedback is presented at the vblank (earlier ones
@@ -14,7 +13,7 @@ import FrameSchedulers
 /// Stage frames: an untimed commit made with nothing queued wakes the next vblank. A timed
 /// commit, when honoured, wakes the first vblank at or after its target, and not before the
 /// compositor got to it (`lateness` whole periods after it was made: a busy compositor reads
-/// requests late, probes too). When holding (``holds``, after ``honouredBeforeHolding`` timed
+/// requests late). When holding (``holds``, after ``honouredBeforeHolding`` timed
 /// commits, which the map animation's repaints let through), a timed commit made with nothing
 /// queued wakes nothing (its frame is never scheduled); one made while another is queued wakes
 /// the first vblank at or after its target when that is in the future (both mutters' frame
@@ -28,8 +27,6 @@ struct TimedCompositorModel {
     let holds: Bool
     enum Holding { case mutter48, mutter50 }
     var holding = Holding.mutter48
-    /// The round trip of a probe on a compositor that is not busy.
-    var probeLatency: Int64 = 200_000
     /// How many future-timed commits made behind a held one are held themselves (mutter 50, now
     /// and then): each wakes the next vblank, which applies the held commit before it, and then
     /// waits at the head of the queue with nothing to wake it.
@@ -68,8 +65,6 @@ struct TimedCompositorModel {
     var callbackTimes: [Int64] = []
     /// When the compositor has read every request made so far (requests are read in order).
     var readUpTo: Int64 = 0
-    /// Probe answers due, in order.
-    var probeAnswers: [Int64] = []
     /// The scheduler's held-commit timer (armed as the shell arms it: when idle).
     var heldTimer: Int64?
 
@@ -157,23 +152,16 @@ struct TimedCompositorModel {
         armHeldTimer()
         while now < end {
             let stage = queue.compactMap(\.wakeAt).min() ?? .max
-            let answer = probeAnswers.first ?? .max
             let held = heldTimer ?? .max
-            if stage <= min(nextWatchdog, answer, held) {
+            if stage <= min(nextWatchdog, held) {
                 now = stage
                 stageFrame(at: stage)
-            } else if answer <= min(nextWatchdog, held) {
-                now = answer
-                probeAnswers.removeFirst()
-                if case .fallBack(let release) = script.scheduler.compositorAnswered(at: t(now)) {
-                    if fallbackAt == nil { fallbackAt = now }
-                    self.release(at: releasesDueNow ? now : release.nanoseconds - origin)
-                }
             } else if held <= nextWatchdog {
                 now = held
                 heldTimer = nil
-                if script.scheduler.heldCommitCheck(at: t(now)) == .probe {
-                    probeAnswers.append(max(now, read()) + probeLatency)
+                if case .fallBack(let release) = script.scheduler.heldCommitCheck(at: t(now)) {
+                    if fallbackAt == nil { fallbackAt = now }
+                    self.release(at: releasesDueNow ? now : release.nanoseconds - origin)
                 }
             } else {
                 now = nextWatchdog

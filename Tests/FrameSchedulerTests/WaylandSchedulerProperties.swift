@@ -51,7 +51,8 @@ struct RandomCompositor {
             }
             script.presented(
                 frame: frame, at: now - (param % 50) * ms, received: now, sequence: seq,
-                refresh: Nanoseconds(param % 4 == 0 ? 0 : 16_666_667))
+                refresh: Nanoseconds(param % 4 == 0 ? 0 : 16_666_667),
+                flags: param % 5 == 0 ? [] : [.vsync])
         case 5:
             let frames = outstanding
             guard !frames.isEmpty else { return }
@@ -63,15 +64,15 @@ struct RandomCompositor {
             script.slotOfFrame[frames[Int(param) % frames.count]] = nil
         case 7:
             // The watchdog timer fires after 0 … 999 ms; or (odd) the held-commit timer fires
-            // then and a probe may go out, or a probe's answer comes (answered in order, up to
-            // as many as were sent: the held-commit rule's evidence, and its fallback).
+            // then (it may take the outstanding timed commit as held); or the surface moves to
+            // one of three outputs (the commit-timing gate shuts until VSYNC feedback there).
             now += param * ms
             if param % 2 == 0 {
                 script.watchdog(at: now)
             } else if param % 4 == 1 {
                 _ = script.scheduler.heldCommitCheck(at: MonotonicInstant(nanoseconds: origin + now))
-            } else if script.scheduler.probesAnswered < script.scheduler.probesSent {
-                _ = script.scheduler.compositorAnswered(at: MonotonicInstant(nanoseconds: origin + now))
+            } else {
+                script.scheduler.outputChanged(to: UInt64(param % 3), advertisedPeriod: Nanoseconds(16_666_667))
             }
         case 8:
             // Demand changes; a scheduled start runs at once or after a while.
@@ -94,7 +95,7 @@ struct RandomCompositor {
             script.presented(
                 frame: frames[Int(param) % frames.count], at: wild[Int(param) % wild.count],
                 received: now, sequence: UInt64(truncatingIfNeeded: param) &* 0x9E37_79B9_7F4A_7C15,
-                refresh: Nanoseconds(Int64(UInt32.max)))
+                refresh: Nanoseconds(Int64(UInt32.max)), flags: PresentationFlags(rawValue: UInt32(truncatingIfNeeded: param)))
         }
     }
 }

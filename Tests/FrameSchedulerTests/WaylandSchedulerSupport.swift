@@ -103,14 +103,14 @@ struct SchedulerScript {
     /// Feedback for the frame drawn in refresh `frame`: presented at `time`, received at `received`.
     mutating func presented(
         frame: UInt64, at time: Int64, received: Int64? = nil, sequence: UInt64 = 0,
-        refresh: Nanoseconds = Nanoseconds(16_666_667)
+        refresh: Nanoseconds = Nanoseconds(16_666_667), flags: PresentationFlags = [.vsync]
     ) {
         guard let slot = slotOfFrame.removeValue(forKey: frame) else { return }
         reported.insert(origin &+ time)
         presentedTimes[frame] = time
         if let feedback = scheduler.presented(
             slot: slot, at: t(time), receivedAt: t(received ?? time + ms),
-            sequence: sequence, advertisedRefresh: refresh)
+            sequence: sequence, advertisedRefresh: refresh, flags: flags)
         {
             delivered.append(feedback)
         }

@@ -38,15 +38,16 @@ enum ForkyCompositor: String, CaseIterable, Sendable, CustomTestStringConvertibl
         }
     }
 
-    /// The source's configuration here: the library's default (commit timing where offered,
-    /// falling back if timed commits are held), except on mutter 50, where it is off: with it,
-    /// mutter 50 freezes the window today (a bug of the frame source, fixed separately).
+    /// The source's configuration here: the library's default, except on weston 16, whose headless
+    /// backend presents without `VSYNC` but applies every timed commit (300 of 300 measured, see
+    /// Docs/MEASURED.md), so the `VSYNC` gate is bypassed there to check its timed commits. mutter 50
+    /// keeps the gate: its virtual monitor's feedback lacks `VSYNC`, so its commits are untimed.
     var configuration: WaylandFrameSource.Configuration {
-        self == .mutter50 ? .init(allowsCommitTiming: false) : .init()
+        self == .weston16 ? .init(requiresVsyncForTimedCommits: false) : .init()
     }
 
     /// Whether the source times its commits here.
-    var expectsTimedCommits: Bool { self != .mutter50 && timingProtocols.contains("wp_commit_timing_v1 1") }
+    var expectsTimedCommits: Bool { self == .weston16 }
 }
 
 /// The timing protocols on today's compositors: weston 16, mutter 50 and kwin 6.7, chrooted in the
@@ -58,7 +59,10 @@ enum ForkyCompositor: String, CaseIterable, Sendable, CustomTestStringConvertibl
 @Suite("Wayland timing protocols under weston 16, mutter 50 and kwin 6.7 (Debian forky root)", .serialized)
 struct ForkyCompositorTests {
     @Test(
-        "the timing protocols each offers, all bound; the source uses them (commit timing on mutter 50 turned off by configuration)",
+        """
+        the timing protocols each offers, all bound; the source uses them (commit timing on mutter 50 not used: its feedback lacks \
+        VSYNC)
+        """,
         arguments: ForkyCompositor.allCases)
     func protocolsBound(_ kind: ForkyCompositor) async throws {
         let compositor = try await kind.start()
@@ -159,7 +163,7 @@ struct ForkyCompositorTests {
         // turned off so that every frame stays timed and is checked.
         let client = try PacedClient(
             on: weston,
-            configuration: .init(allowsCommitTiming: true, fallsBackFromHeldCommits: false))
+            configuration: .init(allowsCommitTiming: true, fallsBackFromHeldCommits: false, requiresVsyncForTimedCommits: false))
         #expect(client.source.isTimingCommits)
         client.start()
         // How many callbacks there had been when the first presentation arrived: every frame
@@ -254,7 +258,7 @@ struct ForkyCompositorTests {
             on: compositor,
             configuration: .init(
                 stallTimeout: Nanoseconds(200_000_000), fallbackTickInterval: Nanoseconds(50_000_000),
-                allowsCommitTiming: commitTiming))
+                allowsCommitTiming: commitTiming, requiresVsyncForTimedCommits: !commitTiming))
         guard let paced = client else { return }
         var suspensions: [Bool] = []
         paced.window.onSuspendedChange = { suspensions.append($0) }

@@ -39,15 +39,14 @@ struct MutterTimingTests {
 
     @Test(
         """
-        mutter 48 with the default options: its virtual monitor is recognised and commit timing is not used there (offered, bound, listed \
-        as not in use)
+        mutter 48 with the default options: its virtual monitor's feedback lacks VSYNC, so the gate keeps commits untimed (offered, \
+        bound, listed as not in use)
         """)
-    func defaultOptionsSkipVirtualMonitor() async throws {
+    func defaultOptionsGateOnVsync() async throws {
         let mutter = try await HeadlessMutter.mutter48()
         defer { mutter.stop() }
         let client = try PacedClient(on: mutter)
         #expect(client.connection.outputs.allSatisfy { $0.isMutterVirtualMonitor })
-        #expect(client.source.isOnVirtualMonitor)
         #expect(client.connection.hasCommitTiming)
         #expect(!client.source.isTimingCommits)
         #expect(!client.source.timingProtocolsInUse.contains { $0.hasPrefix("wp_commit_timing") })
@@ -55,6 +54,8 @@ struct MutterTimingTests {
         client.link?.invalidate()
         #expect(done && client.swapError == nil)
         #expect(client.source.timedCommitCount == 0)
+        #expect(client.presentedFeedback.allSatisfy { $0.flags.map { !$0.contains(.vsync) } == true })
+        #expect(client.source.commitTimingState == "not used: presentations without VSYNC")
     }
 
     @Test(
@@ -70,7 +71,7 @@ struct MutterTimingTests {
         // source must notice, release the held frame and go on untimed. On a loaded host the
         // animation may end before the first timed commit, or outlast the run: whether the
         // fallback triggers is up to mutter's frame clock, and both outcomes are checked.
-        let client = try PacedClient(on: mutter, configuration: .init(allowsCommitTimingOnVirtualMonitors: true))
+        let client = try PacedClient(on: mutter, configuration: .init(requiresVsyncForTimedCommits: false))
         #expect(client.source.isTimingCommits)
         #expect(client.source.timingProtocolsInUse.contains("wp_commit_timing_v1 1"))
         let flowing = await client.run(within: .seconds(120)) { client.presentedTimes.count >= 90 || client.swapError != nil }
@@ -215,7 +216,7 @@ struct MutterTimingTests {
             on: mutter,
             configuration: .init(
                 allowsCommitTiming: true, fallsBackFromHeldCommits: false,
-                allowsCommitTimingOnVirtualMonitors: true))
+                requiresVsyncForTimedCommits: false))
         return (client, companion)
     }
 
