@@ -57,8 +57,8 @@ struct MutterHeldCommitTests {
 
     @Test(
         """
-        mutter 50 with commit timing forced on its virtual monitor: a timed commit made on an idle stage is held, and the source finds it \
-        on evidence (two probes answered, the callback still outstanding), falls back and releases it
+        mutter 50 with the VSYNC gate bypassed on its virtual monitor: a timed commit made on an idle stage is held, and the source finds it \
+        3 periods past its target, stops timing on the output and releases it
         """)
     func forcedCommitTimingHoldFound() async throws {
         let mutter = try await HeadlessMutter.mutter50()
