@@ -1,6 +1,8 @@
 /* Hand-written helpers (not generated). */
 #define _GNU_SOURCE
 #include <sys/socket.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "cwl_helpers.h"
 #include "xdg-shell-client-protocol.h"
 #include "presentation-time-client-protocol.h"
@@ -19,6 +21,24 @@ int cwl_surface_add_listener(struct wl_surface *surface, const struct cwl_surfac
 
 uint32_t cwl_surface_interface_version(void) {
     return (uint32_t)wl_surface_interface.version;
+}
+const struct wl_interface *cwl_subcompositor_interface(void) { return &wl_subcompositor_interface; }
+const struct wl_interface *cwl_shm_interface(void) { return &wl_shm_interface; }
+
+struct wl_buffer *cwl_transparent_pixel(struct wl_shm *shm) {
+    int fd = memfd_create("displaylink-pixel", MFD_CLOEXEC);
+    if (fd < 0) return NULL;
+    /* A new memfd reads as zeros: one ARGB8888 pixel of 0 is fully transparent. */
+    if (ftruncate(fd, 4) != 0) {
+        close(fd);
+        return NULL;
+    }
+    struct wl_shm_pool *pool = wl_shm_create_pool(shm, fd, 4);
+    close(fd);
+    if (!pool) return NULL;
+    struct wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, 1, 1, 4, WL_SHM_FORMAT_ARGB8888);
+    wl_shm_pool_destroy(pool);
+    return buffer;
 }
 const struct wl_interface *cwl_output_interface(void) { return &wl_output_interface; }
 const struct wl_interface *cwl_seat_interface(void) { return &wl_seat_interface; }

@@ -7,6 +7,11 @@
  * these return the addresses. */
 const struct wl_interface *cwl_compositor_interface(void);
 const struct wl_interface *cwl_output_interface(void);
+const struct wl_interface *cwl_subcompositor_interface(void);
+const struct wl_interface *cwl_shm_interface(void);
+/* A 1x1 transparent ARGB8888 wl_buffer in a 4-byte memfd (the pool is destroyed and the fd closed
+ * once the buffer exists); NULL if the memfd cannot be made. */
+struct wl_buffer *cwl_transparent_pixel(struct wl_shm *shm);
 const struct wl_interface *cwl_seat_interface(void);
 const struct wl_interface *cwl_xdg_wm_base_interface(void);
 const struct wl_interface *cwl_wp_presentation_interface(void);

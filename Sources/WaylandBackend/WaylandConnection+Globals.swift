@@ -69,6 +69,10 @@ extension WaylandConnection {
                 let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.fifoVersion)
                 fifoManager = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_fifo_manager_v1_interface(), version))
                 boundVersions.append((global.interface, version))
+            case "wl_subcompositor" where subcompositor == nil:
+                subcompositor = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_subcompositor_interface(), 1))
+            case "wl_shm" where shm == nil:
+                shm = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_shm_interface(), 1))
             case "wp_viewporter" where viewporter == nil:
                 let version = WaylandGlobals.negotiated(global.version, ours: WaylandGlobals.viewporterVersion)
                 viewporter = OpaquePointer(cwl_registry_bind(registry, global.name, cwl_wp_viewporter_interface(), version))

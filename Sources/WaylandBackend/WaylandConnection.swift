@@ -92,6 +92,10 @@ public final class WaylandConnection {
     var viewporter: OpaquePointer?
     var fractionalScaleManager: OpaquePointer?
     var inputTimestampsManager: OpaquePointer?
+    /// `wl_subcompositor` and `wl_shm` (version 1), for the 1×1 subsurface that releases a timed
+    /// commit mutter holds (``HeldCommitReleaser``).
+    var subcompositor: OpaquePointer?
+    var shm: OpaquePointer?
     /// Whether ``bindGlobals()`` ran: outputs advertised later are bound as they come.
     var globalsBound = false
     /// The versions bound, by interface (for ``timingProtocols``).
@@ -222,6 +226,8 @@ public final class WaylandConnection {
     public var hasPresentationTime: Bool { presentation != nil }
     /// Whether `wp_commit_timing_manager_v1` is bound.
     public var hasCommitTiming: Bool { commitTimingManager != nil }
+    /// Whether the compositor is mutter (its process, or GNOME Shell's, which runs mutter).
+    public var isMutter: Bool { compositorName == "mutter" || compositorName == "gnome-shell" }
     /// Whether `wp_fifo_manager_v1` is bound.
     public var hasFifo: Bool { fifoManager != nil }
     /// Whether `wp_fractional_scale_manager_v1` and `wp_viewporter` are both bound (fractional scales).
@@ -286,6 +292,9 @@ public final class WaylandConnection {
         if let fractionalScaleManager { wp_fractional_scale_manager_v1_destroy(fractionalScaleManager) }
         if let viewporter { wp_viewporter_destroy(viewporter) }
         fractionalScaleManager = nil; viewporter = nil
+        if let subcompositor { wl_subcompositor_destroy(subcompositor) }
+        if let shm { wl_shm_destroy(shm) }
+        subcompositor = nil; shm = nil
         if let wmBase { xdg_wm_base_destroy(wmBase) }
         if let compositor { wl_compositor_destroy(compositor) }
         if let registry { wl_registry_destroy(registry) }

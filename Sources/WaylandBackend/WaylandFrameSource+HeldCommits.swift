@@ -29,7 +29,8 @@ extension WaylandFrameSource {
 
     /// Timed commits are held: commit once, timed at `release` (a period ahead: a commit due at
     /// once behind the held one does not wake mutter 50's frame clock, one timed in the future
-    /// does), so the held frame and its callback come through; the commits after it are untimed.
+    /// does), and on mutter commit the release subsurface, so the held frame and its callback
+    /// come through; the commits after it are untimed.
     private func releaseHeldCommit(at release: MonotonicInstant) {
         stallLogged = true
         let reason = scheduler.commitTimingFallbackReason ?? "timed commits are held"
@@ -58,6 +59,8 @@ extension WaylandFrameSource {
             return
         }
         wl_surface_commit(paced.frameProxy)
+        // On mutter: a repaint that applies the held commit, whatever waits behind it.
+        (paced as? WaylandWindow)?.heldCommitReleaser?.release()
         connection.dispatchPending()
     }
 }

@@ -114,6 +114,11 @@ public final class WaylandFrameSource: FrameSource {
         guard configuration.allowsCommitTiming else { return "off" }
         return scheduler.commitTimingGate.state.description
     }
+    /// Whether the window has the 1×1 subsurface whose commit releases a timed commit mutter
+    /// holds (the library's window on mutter with commit timing allowed and offered), and the
+    /// releases it made.
+    public var hasReleaseSubsurface: Bool { (paced as? WaylandWindow)?.heldCommitReleaser != nil }
+    public var subsurfaceReleaseCount: Int { (paced as? WaylandWindow)?.heldCommitReleaser?.releaseCount ?? 0 }
     /// Commits made to release a held timed commit (0 while none was held; more than 1 when a
     /// release was held too).
     public internal(set) var releaseCommitCount = 0
@@ -212,6 +217,11 @@ public final class WaylandFrameSource: FrameSource {
                 requiresVsyncForTimedCommits: configuration.requiresVsyncForTimedCommits),
             advertisedPeriod: advertised)
         if let first = paced.outputs.first { scheduler.outputChanged(to: first.gateKey, advertisedPeriod: advertised) }
+        // mutter holds a timed commit made while its stage is idle, and a commit on a subsurface
+        // releases it: the library's window gets one wherever it may time commits on mutter.
+        if timesCommits, paced.connection.isMutter, let window = paced as? WaylandWindow {
+            window.makeHeldCommitReleaser()
+        }
         scheduler.latency = configuration.latency
         feedbackProxies = ContiguousArray(repeating: nil, count: WaylandRefreshScheduler.feedbackCapacity)
         if let clock = paced.connection.presentationClock {

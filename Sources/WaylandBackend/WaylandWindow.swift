@@ -175,10 +175,21 @@ public final class WaylandWindow {
         connection.flush()
     }
 
+    /// The subsurface that releases a timed commit mutter holds (nil: not made).
+    private(set) var heldCommitReleaser: HeldCommitReleaser?
+
+    /// Makes ``heldCommitReleaser`` (once; nothing when the compositor lacks what it needs). Made
+    /// before the window's first frame, the subsurface is mapped with it.
+    func makeHeldCommitReleaser() {
+        guard heldCommitReleaser == nil, !destroyed else { return }
+        heldCommitReleaser = HeldCommitReleaser(connection: connection, parent: surface)
+    }
+
     /// Destroys the window's objects. Idempotent.
     public func destroy() {
         guard !destroyed else { return }
         destroyed = true
+        heldCommitReleaser?.destroy()
         if let commitTimer { wp_commit_timer_v1_destroy(commitTimer) }
         if let fifo { wp_fifo_v1_destroy(fifo) }
         destroyScaleObjects()
