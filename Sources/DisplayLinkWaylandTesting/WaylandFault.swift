@@ -52,6 +52,11 @@ public enum WaylandFault: String, CaseIterable, Sendable, CustomStringConvertibl
     case outputRemoved
     /// The socket cut in the middle of a `presented` event, once.
     case cutMidMessage
+    /// mutter-like: a commit that carries a `wp_commit_timer_v1` timestamp is held: neither its
+    /// frame callback nor its feedback comes (nor those of the surface's later commits) until a
+    /// commit on another surface, or another timed commit on the same one, releases it (as on
+    /// mutter 50.5's idle stage, see Docs/MEASURED.md). Candidates are timed commits.
+    case holdTimedCommits
 
     public var description: String { rawValue }
 
@@ -65,6 +70,9 @@ public enum WaylandFault: String, CaseIterable, Sendable, CustomStringConvertibl
 
     /// Whether the fault acts once only.
     public var actsOnce: Bool { self == .outputRemoved || self == .cutMidMessage }
+
+    /// Whether the fault acts on the client's requests (timed commits) rather than on events.
+    public var actsOnRequests: Bool { self == .holdTimedCommits }
 
     /// Whether the fault acts on `discarded` as well as `presented`.
     var actsOnDiscarded: Bool {

@@ -19,7 +19,7 @@ public struct WaylandFaultInjector: Sendable {
     }
 
     private enum Kind: Equatable {
-        case registry, compositor, surface, frameCallback, presentation, feedback
+        case registry, compositor, surface, frameCallback, presentation, feedback, commitTimingManager, commitTimer
     }
 
     private struct Held {
@@ -42,6 +42,18 @@ public struct WaylandFaultInjector: Sendable {
     private var awaitingObject: UInt32?
     private var earlierPresented: [WaylandWireMessage] = []
     private var isCut = false
+    /// For ``WaylandFault/holdTimedCommits``: the surface each frame callback, feedback and
+    /// commit timer is for; the callbacks and feedback asked for since each surface's last
+    /// commit; surfaces whose next commit is timed; the surface whose timed commit is held, and
+    /// the objects whose events wait for its release.
+    private var surfaceOf: [UInt32: UInt32] = [:]
+    private var sinceCommit: [UInt32: [UInt32]] = [:]
+    private var timedNext: Set<UInt32> = []
+    private var heldSurface: UInt32?
+    private var heldObjects: Set<UInt32> = []
+    /// Timed commits held, and releases.
+    public private(set) var heldCommitCount = 0
+    public private(set) var releaseCount = 0
 
     public init(schedule: WaylandFaultSchedule) {
         self.schedule = schedule
@@ -59,13 +71,61 @@ public struct WaylandFaultInjector: Sendable {
             switch interface {
             case "wl_compositor": kinds[id] = .compositor
             case "wp_presentation": kinds[id] = .presentation
+            case "wp_commit_timing_manager_v1": kinds[id] = .commitTimingManager
             default: kinds[id] = nil
             }
         case (.compositor, 0): kinds[message.argument(0)] = .surface  // create_surface
-        case (.surface, 3): kinds[message.argument(0)] = .frameCallback  // frame
-        case (.presentation, 1): kinds[message.argument(1)] = .feedback  // feedback(surface, id)
+        case (.surface, 3):  // frame(callback)
+            kinds[message.argument(0)] = .frameCallback
+            asked(message.argument(0), for: sender)
+        case (.presentation, 1):  // feedback(surface, id)
+            kinds[message.argument(1)] = .feedback
+            asked(message.argument(1), for: message.argument(0))
+        case (.commitTimingManager, 1):  // get_timer(id, surface)
+            kinds[message.argument(0)] = .commitTimer
+            surfaceOf[message.argument(0)] = message.argument(1)
+        case (.commitTimer, 0):  // set_timestamp
+            if let surface = surfaceOf[sender] { timedNext.insert(surface) }
+        case (.surface, 6): committed(sender)  // commit
         default: break
         }
+    }
+
+    /// A frame callback or feedback `object` was asked for on `surface`.
+    private mutating func asked(_ object: UInt32, for surface: UInt32) {
+        guard schedule.fault == .holdTimedCommits else { return }
+        surfaceOf[object] = surface
+        if heldSurface == surface {
+            heldObjects.insert(object)
+        } else {
+            sinceCommit[surface, default: []].append(object)
+        }
+    }
+
+    /// `surface` was committed: a timed commit may be held, or release the one held.
+    private mutating func committed(_ surface: UInt32) {
+        guard schedule.fault == .holdTimedCommits else { return }
+        let timed = timedNext.remove(surface) != nil
+        let asked = sinceCommit.removeValue(forKey: surface) ?? []
+        if let held = heldSurface {
+            // A repaint for another surface, or another timed commit, applies the held one.
+            guard surface != held || timed else { return }
+            heldSurface = nil
+            heldObjects = []
+            releaseCount += 1
+            for index in indicesAwaitingRelease() { self.held[index].releaseAt = .min }
+            return
+        }
+        guard timed, decides() else { return }
+        appliedCount += 1
+        heldCommitCount += 1
+        heldSurface = surface
+        heldObjects = Set(asked)
+    }
+
+    /// The held events that wait for a release (no time of their own).
+    private func indicesAwaitingRelease() -> [Int] {
+        held.indices.filter { held[$0].releaseAt == nil && surfaceOf[held[$0].object] != nil && held[$0].object != awaitingObject }
     }
 
     /// What the client receives for an event the compositor sent at `now`.
@@ -80,6 +140,10 @@ public struct WaylandFaultInjector: Sendable {
             }
             kinds[id] = nil
             return [.forward(message.bytes)]
+        }
+        if heldObjects.contains(sender) {
+            held.append(Held(releaseAt: nil, object: sender, message: message))
+            return []
         }
         switch (kinds[sender], message.opcode) {
         case (.registry, 0):  // global(name, interface, version)
@@ -118,6 +182,7 @@ public struct WaylandFaultInjector: Sendable {
     public var nextRelease: Int64? { held.compactMap(\.releaseAt).min() }
 
     private mutating func frameEvent(_ message: WaylandWireMessage, at now: Int64, actsHere: Bool) -> [Output] {
+        guard !schedule.fault.actsOnRequests else { return [.forward(message.bytes)] }
         // A reordered event goes out right after the next feedback event.
         let releasesReordered = kinds[message.sender] == .feedback && awaitingObject != nil
         var outputs = apply(to: message, at: now, actsHere: actsHere)
@@ -181,6 +246,8 @@ public struct WaylandFaultInjector: Sendable {
                 }
             }
             outputGlobals.removeAll()
+        case .holdTimedCommits:
+            break  // acts on requests (clientSent), never here
         case .cutMidMessage:
             isCut = true
             held.removeAll()

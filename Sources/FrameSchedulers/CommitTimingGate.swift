@@ -67,6 +67,10 @@ public struct CommitTimingGate: Sendable, Hashable {
         }
     }
 
+    /// Whether the latest presentation on the current output carried `VSYNC` (its time is on the
+    /// output's vblank grid).
+    public var isOnVblankGrid: Bool { latestVsync == true }
+
     /// Whether a commit may carry a target time now.
     public var allowsTimedCommits: Bool { state == .open || state == .bypassed }
 
@@ -78,9 +82,15 @@ public struct CommitTimingGate: Sendable, Hashable {
     public mutating func outputChanged(to output: UInt64?) {
         latestVsync = nil
         guard let output else { return }
+        // A hold found before any output was known was on the first one entered.
+        let heldBeforeKnown = currentOutput == CommitTimingGate.unknownOutput
         currentOutput = output
         if !records.contains(where: { $0.output == output }) { records.append(Record(output: output)) }
+        if heldBeforeKnown { stopCurrentOutput() }
     }
+
+    /// The record of a hold found before any output was known.
+    static let unknownOutput = UInt64.max
 
     /// A presentation of the surface was reported with these flags.
     public mutating func presented(flags: PresentationFlags) {
@@ -88,9 +98,10 @@ public struct CommitTimingGate: Sendable, Hashable {
     }
 
     /// A timed commit on the current output was held: no timed commits there again. With no
-    /// output known, on a record of its own, so that the gate stays shut.
+    /// output known, on a record of its own, so that the gate stays shut, and on the first output
+    /// entered after it.
     public mutating func stopCurrentOutput() {
-        let output = currentOutput ?? UInt64.max
+        let output = currentOutput ?? CommitTimingGate.unknownOutput
         currentOutput = output
         if let index = records.firstIndex(where: { $0.output == output }) {
             records[index].stopped = true

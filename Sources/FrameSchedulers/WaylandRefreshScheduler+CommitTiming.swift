@@ -31,14 +31,18 @@ extension WaylandRefreshScheduler {
     }
 
     /// The time a commit made at `now` for a frame aimed at `target` asks not to be shown before
-    /// (see <doc:WaylandScheduling>): ``commitTargetMargin`` (at most half a period) before it,
-    /// while the gate allows timed commits and once a presentation is known; else nil. Before the
-    /// first presentation the surface may not be mapped: mutter 48 never applies a timed commit
-    /// of a surface that is on no output yet. A time less than ``minimumCommitLead`` ahead is
-    /// due by the time the frame is committed, so that commit goes untimed.
+    /// (see <doc:WaylandScheduling>): ``commitTargetMargin`` (at most half a period) before it
+    /// while the feedback carries `VSYNC` (presentations on the vblank grid), else half a period
+    /// before it (the gate bypassed: presentations without `VSYNC` are off any grid, weston 16
+    /// headless presents every 17–25 ms), while the gate allows timed commits and once
+    /// a presentation is known; else nil. Before the first presentation the surface may not be
+    /// mapped: mutter 48 never applies a timed commit of a surface that is on no output yet. A
+    /// time less than ``minimumCommitLead`` ahead is due by the time the frame is committed, so
+    /// that commit goes untimed.
     func commitTarget(for target: MonotonicInstant, now: MonotonicInstant) -> MonotonicInstant? {
         guard isTimingCommits, timeline.latest != nil else { return nil }
-        let margin = min(WaylandRefreshScheduler.commitTargetMargin, Nanoseconds(period.value / 2))
+        let half = Nanoseconds(period.value / 2)
+        let margin = commitTimingGate.isOnVblankGrid ? min(WaylandRefreshScheduler.commitTargetMargin, half) : half
         let aim = target + Nanoseconds(-margin.value)
         guard aim >= now + WaylandRefreshScheduler.minimumCommitLead else { return nil }
         return aim

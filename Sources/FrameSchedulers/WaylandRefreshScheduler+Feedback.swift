@@ -14,6 +14,8 @@ extension WaylandRefreshScheduler {
         var extraPeriods = 0
         /// The refresh's target, and when its frame was committed (nil: not yet, or never).
         var target: MonotonicInstant?
+        /// The target as the rhythm predicted it, before it was moved past frames still waiting.
+        var predicted: MonotonicInstant?
         var committed: MonotonicInstant?
         /// When the frame callback its commit asked for came (nil: not yet).
         var calledBack: MonotonicInstant?
@@ -115,14 +117,14 @@ extension WaylandRefreshScheduler {
     /// every slot is taken (the compositor loses feedback), the oldest request is given up: the
     /// shell destroys its proxy and reuses the slot.
     mutating func fileFeedback(
-        refreshIndex: UInt64, target: MonotonicInstant, commitTarget: MonotonicInstant?, stride: Int,
-        now: MonotonicInstant
+        refreshIndex: UInt64, target: MonotonicInstant, predicted: MonotonicInstant, commitTarget: MonotonicInstant?,
+        stride: Int, now: MonotonicInstant
     ) -> Int {
         let slot = slots.firstIndex(where: { !$0.inUse }) ?? oldestSlot()
         slots[slot] = Slot(
             inUse: true, refreshIndex: refreshIndex, knownAtDraw: rhythm.latestVblank(at: now),
             commitTarget: commitTarget, stride: stride,
-            extraPeriods: extraPeriods(forStride: stride), target: target)
+            extraPeriods: extraPeriods(forStride: stride), target: target, predicted: predicted)
         return slot
     }
 

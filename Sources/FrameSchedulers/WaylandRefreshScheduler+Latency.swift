@@ -118,7 +118,9 @@ extension WaylandRefreshScheduler {
         let tooShort = deadlines.tooShortLead ?? .zero
         var waiting: MonotonicInstant?
         for slot in slots where slot.inUse {
-            guard let committed = slot.committed, var shown = slot.target else { continue }
+            // From the rhythm's prediction, not the target it was given: a target moved past a
+            // waiting frame would otherwise move the next one as far, and so on for good.
+            guard let committed = slot.committed, var shown = slot.predicted ?? slot.target else { continue }
             let earliest = committed + tooShort
             if earliest > shown { shown = shown + Nanoseconds(((earliest - shown).value + p - 1) / p * p) }
             waiting = max(waiting ?? shown, shown)

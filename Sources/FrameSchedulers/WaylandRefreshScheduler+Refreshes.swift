@@ -90,9 +90,10 @@ extension WaylandRefreshScheduler {
 
         var steps = stepsByTime(to: timestamp, requireMeasuredPeriod: true)
         let stride = firstAfterStart ? 1 : self.stride
-        var target =
+        let predicted =
             rhythm.predictTarget(now: arrival, timestamp: timestamp, pendingFrames: pending)
             + Nanoseconds(period.value &* Int64(extraPeriods(forStride: stride)))
+        var target = predicted
         if latency == .lowLatency && stride == 1 && !firstAfterStart {
             target = reachableTarget(from: target, now: arrival, timestamp: timestamp)
         } else if isPeriodMeasured && !firstAfterStart {
@@ -111,13 +112,15 @@ extension WaylandRefreshScheduler {
         defer { if !keepAnchor { countingAnchor = (lastTimestamp ?? timestamp, lastSequence) } }
         return makeRefresh(
             timestamp: timestamp, steps: steps, target: target,
-            provenance: provenance, followsStall: followsStall, stride: stride, now: arrival)
+            provenance: provenance, followsStall: followsStall, stride: stride, now: arrival, predicted: min(predicted, target))
     }
 
-    /// The refresh made at `now`.
+    /// The refresh made at `now`; `predicted`: its target as the rhythm predicts it, before it
+    /// was moved past frames still waiting (nil: `target`).
     mutating func makeRefresh(
         timestamp: MonotonicInstant, steps: UInt64, target: MonotonicInstant,
-        provenance: TimestampProvenance, followsStall: Bool, stride: Int, now: MonotonicInstant
+        provenance: TimestampProvenance, followsStall: Bool, stride: Int, now: MonotonicInstant,
+        predicted: MonotonicInstant? = nil
     ) -> Refresh {
         lastTimestamp = timestamp
         lastTarget = target
@@ -143,7 +146,8 @@ extension WaylandRefreshScheduler {
             outstandingStride = stride
             if configuration.usesPresentation {
                 feedbackSlot = fileFeedback(
-                    refreshIndex: index, target: target, commitTarget: commitTarget, stride: stride, now: now)
+                    refreshIndex: index, target: target, predicted: predicted ?? target, commitTarget: commitTarget,
+                    stride: stride, now: now)
             }
         }
         let event = RefreshEvent(

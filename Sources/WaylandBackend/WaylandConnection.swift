@@ -226,8 +226,12 @@ public final class WaylandConnection {
     public var hasPresentationTime: Bool { presentation != nil }
     /// Whether `wp_commit_timing_manager_v1` is bound.
     public var hasCommitTiming: Bool { commitTimingManager != nil }
-    /// Whether the compositor is mutter (its process, or GNOME Shell's, which runs mutter).
-    public var isMutter: Bool { compositorName == "mutter" || compositorName == "gnome-shell" }
+    /// Whether the compositor is mutter: its process (or GNOME Shell's, which runs mutter), or,
+    /// when the peer is not the compositor itself (a proxy, a sandbox's), its `gtk_shell1` global,
+    /// which only mutter offers among the compositors here.
+    public var isMutter: Bool {
+        compositorName == "mutter" || compositorName == "gnome-shell" || globals.contains { $0.interface == "gtk_shell1" }
+    }
     /// Whether `wp_fifo_manager_v1` is bound.
     public var hasFifo: Bool { fifoManager != nil }
     /// Whether `wp_fractional_scale_manager_v1` and `wp_viewporter` are both bound (fractional scales).

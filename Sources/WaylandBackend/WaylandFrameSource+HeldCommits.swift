@@ -27,10 +27,11 @@ extension WaylandFrameSource {
         armHeldCommitCheck()
     }
 
-    /// Timed commits are held: commit once, timed at `release` (a period ahead: a commit due at
-    /// once behind the held one does not wake mutter 50's frame clock, one timed in the future
-    /// does), and on mutter commit the release subsurface, so the held frame and its callback
-    /// come through; the commits after it are untimed.
+    /// Timed commits are held: on mutter with the release subsurface, commit it (a repaint that
+    /// applies the held commit); elsewhere commit once, timed at `release` (a period ahead: a
+    /// commit due at once behind the held one does not wake mutter 50's frame clock, one timed in
+    /// the future does). The held frame and its callback come through; the commits after it are
+    /// untimed.
     private func releaseHeldCommit(at release: MonotonicInstant) {
         stallLogged = true
         let reason = scheduler.commitTimingFallbackReason ?? "timed commits are held"
@@ -43,13 +44,23 @@ extension WaylandFrameSource {
         } else {
             WaylandFrameSource.log.warning(
                 """
-                commit timing stopped on this output: \(reason); released with one commit timed a period ahead, \
-                untimed commits on this output from here on (WaylandFrameSource.Configuration.allowsCommitTiming / \
+                commit timing stopped on this output: \(reason); released (a commit on the window's 1×1 subsurface \
+                on mutter, else a commit timed a period ahead), untimed commits on this output from here on (WaylandFrameSource.Configuration.allowsCommitTiming / \
                 DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false \
                 keeps timed commits)
                 """)
         }
-        guard !paced.isDestroyed, let timer = paced.commitTimer else { return }
+        guard !paced.isDestroyed else { return }
+        if paced.commitsItself, let releaser = (paced as? WaylandWindow)?.heldCommitReleaser {
+            // mutter: the subsurface's repaint applies the held commit (its target has passed), and
+            // the window's next commits, untimed, follow it. A timed release would itself be held
+            // on an idle stage, and need releasing in turn.
+            releaser.release()
+            releaseCommitCount += 1
+            connection.dispatchPending()
+            return
+        }
+        guard let timer = paced.commitTimer else { return }
         setTimestamp(timer, release)
         releaseCommitCount += 1
         guard paced.commitsItself else {
@@ -59,8 +70,6 @@ extension WaylandFrameSource {
             return
         }
         wl_surface_commit(paced.frameProxy)
-        // On mutter: a repaint that applies the held commit, whatever waits behind it.
-        (paced as? WaylandWindow)?.heldCommitReleaser?.release()
         connection.dispatchPending()
     }
 }
