@@ -189,10 +189,10 @@ final class AtomicKMS: KMSOutput {
         }
     }
 
-    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Errno? {
+    func flip(fb: UInt32, event: Bool, userData: UnsafeMutableRawPointer) -> Errno? {
         flipValues[0] = UInt64(fb)
         var request = drm_mode_atomic()
-        request.flags = UInt32(DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT)
+        request.flags = UInt32(DRM_MODE_ATOMIC_NONBLOCK | (event ? DRM_MODE_PAGE_FLIP_EVENT : 0))
         request.count_objs = 1
         request.objs_ptr = UInt64(UInt(bitPattern: flipObjects))
         request.count_props_ptr = UInt64(UInt(bitPattern: flipCounts))

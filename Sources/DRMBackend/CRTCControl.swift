@@ -71,9 +71,10 @@ final class CRTCControl {
     /// Sets the mode again with framebuffer `fb` (after a pause).
     func setModeAgain(fb: UInt32) throws(DRMError) { try output.setMode(fb: fb) }
 
-    /// Queues a page flip whose event carries `userData`. Allocation-free.
-    func flip(_ buffer: ScanoutBuffer, userData: UnsafeMutableRawPointer) -> Errno? {
-        output.flip(fb: buffer.fb, userData: userData)
+    /// Queues a page flip to `fb`, with a completion event carrying `userData` when `event`.
+    /// Allocation-free.
+    func flip(fb: UInt32, event: Bool, userData: UnsafeMutableRawPointer) -> Errno? {
+        output.flip(fb: fb, event: event, userData: userData)
     }
 
     var flipOperation: String {

@@ -75,7 +75,14 @@ extension DRMDisplay {
     /// Queues a page flip to `buffer` (given back when it fails). Lost master is a pause, not a
     /// failure. `time`: when the flip was decided (recorded; default now).
     func queueFlip(_ buffer: ScanoutBuffer, decidedAt time: MonotonicInstant? = nil) throws(DRMError) {
-        if let refusal = crtc.flip(buffer, userData: Unmanaged.passUnretained(self).toOpaque()) {
+        let userData = Unmanaged.passUnretained(self).toOpaque()
+        let refusal =
+            if let fault = faultHooks.flipCommit {
+                fault(buffer.fb) { fb, event in crtc.flip(fb: fb, event: event, userData: userData) }
+            } else {
+                crtc.flip(fb: buffer.fb, event: true, userData: userData)
+            }
+        if let refusal {
             buffers.release(buffer.bo)
             if lostMasterToSeat(refusal) { return }
             throw .kernel(operation: crtc.flipOperation, errno: refusal)
@@ -86,8 +93,12 @@ extension DRMDisplay {
 
     // MARK: Kernel events
 
-    func flipEvent(sequence32: UInt32, time: MonotonicInstant) {
+    func flipEvent(_ reported: FlipEventReport) {
+        var report = reported
+        if let fault = faultHooks.flipEvent { fault(&report) }
         guard isRunning else { return }
+        if let named = report.crtcID, named != crtc.crtcID { report = ownCRTCVblank(instead: report) }
+        let (sequence32, time) = (report.sequence, report.time)
         guard sessionActive, !resumeAwaitsFlip else {
             // A flip queued before the pause completed: only the buffers move on.
             buffers.flipCompleted()
@@ -104,5 +115,17 @@ extension DRMDisplay {
     func vblankEvent(sequence: UInt64, time: MonotonicInstant) {
         guard isRunning, sessionActive, !resumeAwaitsFlip else { return }
         pacer.vblankEvent(sequence: sequence, time: time)
+    }
+
+    /// A flip event naming a CRTC this display does not drive carries that CRTC's counter and time
+    /// (a driver's bug): the event still completes this display's only pending flip, at a vblank
+    /// read from its own CRTC now (the flip's or a later one), or, when the kernel gives none, with
+    /// the values as they came.
+    private func ownCRTCVblank(instead report: FlipEventReport) -> FlipEventReport {
+        DRMDisplay.log.debug(
+            "a flip event names CRTC \(report.crtcID ?? 0), not \(crtc.crtcID): its vblank is read from CRTC \(crtc.crtcID)")
+        guard let current = crtc.currentVblank() else { return report }
+        diagnostics.record(KernelVblank(sequence: current.sequence, time: current.time, kind: .current))
+        return FlipEventReport(sequence: UInt32(truncatingIfNeeded: current.sequence), time: current.time, crtcID: crtc.crtcID)
     }
 }

@@ -127,6 +127,8 @@ public final class DRMDisplay: FrameSource {
     var startPending = false
     private var sessionObserver: Int?
     private(set) var shutDownDone = false
+    /// Faults a test makes the kernel commit (``KMSFaultHooks``); none by default.
+    package var faultHooks = KMSFaultHooks()
 
     /// Whether the display still runs: not failed, not shut down.
     var isRunning: Bool { error == nil && !shutDownDone }

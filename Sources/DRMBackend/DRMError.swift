@@ -44,11 +44,7 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
             "The DRM driver does not report vblank times on CLOCK_MONOTONIC (DRM_CAP_TIMESTAMP_MONOTONIC is 0), "
                 + "so frame times cannot be trusted."
         case .kernel(let operation, let errno):
-            "\(operation) failed: \(errno) (errno \(errno.rawValue))."
-                + (operation.hasPrefix("drmModeSetCrtc") || operation.hasPrefix("drmModeAtomicCommit(ALLOW_MODESET")
-                    ? " The driver refused to show this mode: choose another (mode in DisplaySurface.Options or DRMDisplay.Options), "
-                        + "or the other KMS API (kmsAPI there)."
-                    : "")
+            "\(operation) failed: \(errno) (errno \(errno.rawValue))." + DRMError.advice(operation: operation, errno: errno)
         case .graphics(let message):
             message
         case .atomicUnavailable(let path, let driver):
@@ -63,5 +59,22 @@ public enum DRMError: Error, CustomStringConvertible, Sendable, Equatable {
         case .session(let error):
             error.description
         }
+    }
+
+    /// What a person can do about a kernel call that failed.
+    private static func advice(operation: String, errno: Errno) -> String {
+        if errno == .operationNotSupportedByDevice {
+            return " The DRM device is gone (unplugged, or its driver unbound or unloaded): close the display, "
+                + "and open it again once a device is back (devicePath in DisplaySurface.Options or DRMDisplay.Options)."
+        }
+        if operation.hasPrefix("drmModeSetCrtc") || operation.hasPrefix("drmModeAtomicCommit(ALLOW_MODESET") {
+            return " The driver refused to show this mode: choose another (mode in DisplaySurface.Options or DRMDisplay.Options), "
+                + "or the other KMS API (kmsAPI there)."
+        }
+        if operation.hasPrefix("drmModePageFlip") || operation.hasPrefix("drmModeAtomicCommit(NONBLOCK") {
+            return " The driver refused a page flip of a frame it had accepted before: close the display and open it again, "
+                + "or use the other KMS API (kmsAPI in DisplaySurface.Options or DRMDisplay.Options)."
+        }
+        return ""
     }
 }

@@ -53,25 +53,27 @@ final class DRMEventReader {
     // `drmHandleEvent`, which `read()` makes on the main actor.
 
     /// Both page-flip callbacks (with and without the CRTC id) report the same thing.
+    /// `crtcID`: the CRTC the event names (nil from `page_flip_handler`, which names none).
     private nonisolated static func flipCompleted(
-        _ sequence: UInt32, _ seconds: UInt32, _ microseconds: UInt32,
+        _ sequence: UInt32, _ seconds: UInt32, _ microseconds: UInt32, _ crtcID: UInt32?,
         _ data: UnsafeMutableRawPointer?
     ) {
         guard let data else { return }
         let display = Unmanaged<DRMDisplay>.fromOpaque(data).takeUnretainedValue()
         let nanoseconds = Int64(seconds) * 1_000_000_000 + Int64(microseconds) * 1000  // < 2⁶³: no overflow
-        onMainActor((display, sequence, MonotonicInstant(nanoseconds: nanoseconds))) { event in
-            event.0.flipEvent(sequence32: event.1, time: event.2)
+        let report = FlipEventReport(sequence: sequence, time: MonotonicInstant(nanoseconds: nanoseconds), crtcID: crtcID)
+        onMainActor((display, report)) { event in
+            event.0.flipEvent(event.1)
         }
     }
 
     private nonisolated static let pageFlipHandler: @convention(c) (Int32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?) -> Void = {
-        _, sequence, seconds, microseconds, data in flipCompleted(sequence, seconds, microseconds, data)
+        _, sequence, seconds, microseconds, data in flipCompleted(sequence, seconds, microseconds, nil, data)
     }
 
     private nonisolated static let pageFlipHandler2:
         @convention(c) (Int32, UInt32, UInt32, UInt32, UInt32, UnsafeMutableRawPointer?)
-            -> Void = { _, sequence, seconds, microseconds, _, data in flipCompleted(sequence, seconds, microseconds, data) }
+            -> Void = { _, sequence, seconds, microseconds, crtcID, data in flipCompleted(sequence, seconds, microseconds, crtcID, data) }
 
     private nonisolated static let sequenceHandler: @convention(c) (Int32, UInt64, UInt64, UInt64) -> Void = {
         _, sequence, nanoseconds, token in

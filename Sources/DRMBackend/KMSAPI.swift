@@ -49,9 +49,9 @@ protocol KMSOutput: AnyObject {
     func validate(fb: UInt32, format: UInt32, modifier: UInt64) throws(DRMError)
     /// Sets the mode with `fb` on screen (blocking).
     func setMode(fb: UInt32) throws(DRMError)
-    /// Queues a page flip to `fb` whose completion event carries `userData`: nil, or the kernel's
-    /// refusal. Allocation-free.
-    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Errno?
+    /// Queues a page flip to `fb`, with a completion event carrying `userData` when `event`: nil,
+    /// or the kernel's refusal. Allocation-free.
+    func flip(fb: UInt32, event: Bool, userData: UnsafeMutableRawPointer) -> Errno?
     /// Puts back what the CRTC showed before; returns what was done, for the log.
     func restore(_ saved: drmModeCrtc) -> String
     /// Frees what the output holds in the kernel and in memory (before the device is closed).
@@ -85,8 +85,8 @@ final class LegacyKMS: KMSOutput {
         }
     }
 
-    func flip(fb: UInt32, userData: UnsafeMutableRawPointer) -> Errno? {
-        KernelCall.status { drmModePageFlip(fd, crtcID, fb, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData) }
+    func flip(fb: UInt32, event: Bool, userData: UnsafeMutableRawPointer) -> Errno? {
+        KernelCall.status { drmModePageFlip(fd, crtcID, fb, event ? UInt32(DRM_MODE_PAGE_FLIP_EVENT) : 0, userData) }
     }
 
     func restore(_ saved: drmModeCrtc) -> String {

@@ -9,6 +9,8 @@ struct KMSDiagnostics {
     var flipsCompleted = 0
     /// Vblank events queued because nothing was drawn.
     var idleTicks = 0
+    /// Page flips the kernel refused as busy (`EBUSY`), their frames dropped.
+    var flipsRefusedAsBusy = 0
     private var vblankRing = [DRMDisplay.KernelVblank](
         repeating: .init(sequence: 0, time: .zero, kind: .vblank),
         count: KMSDiagnostics.capacity)
@@ -58,4 +60,15 @@ extension DRMDisplay {
     public var flipsCompleted: Int { diagnostics.flipsCompleted }
     /// Vblank events queued because nothing was drawn.
     public var idleTicks: Int { diagnostics.idleTicks }
+    /// Page flips the kernel refused as busy (`EBUSY`): each frame dropped, the display going on.
+    public var flipsRefusedAsBusy: Int { diagnostics.flipsRefusedAsBusy }
+
+    /// Counts a flip refused as busy; logs the first and every 100th (a driver that stays busy
+    /// shows no frame, while callbacks go on).
+    func flipRefusedAsBusy() {
+        diagnostics.flipsRefusedAsBusy += 1
+        let count = diagnostics.flipsRefusedAsBusy
+        guard count == 1 || count % 100 == 0 else { return }
+        DRMDisplay.log.debug("\(crtc.flipOperation) refused as busy (EBUSY, \(count) so far): the frame is dropped, callbacks go on")
+    }
 }

@@ -134,7 +134,12 @@ final class TimerPacing: RefreshPacing {
             try display.setMode(with: buffer)
             pendingFeedback = pacer.modeSet(at: MonotonicInstant.now())
         case .flip:
-            try display.queueFlip(buffer, decidedAt: now)
+            do { try display.queueFlip(buffer, decidedAt: now) } catch {
+                guard case .kernel(_, .resourceBusy) = error else { throw error }
+                // Busy (a commit of the CRTC still pending): this frame is dropped; the timer goes on.
+                display.flipRefusedAsBusy()
+                pendingFeedback = pacer.flipRefused()
+            }
         case .hold(let discarded):
             if display.buffers.hold(buffer), let discarded { pendingFeedback = discarded }
         }
@@ -142,7 +147,14 @@ final class TimerPacing: RefreshPacing {
 
     private func flipHeldBuffer(decidedAt time: MonotonicInstant) {
         guard let next = display.buffers.takeHeld() else { return }
-        do { try display.queueFlip(next, decidedAt: time) } catch { display.fail(error) }
+        do { try display.queueFlip(next, decidedAt: time) } catch {
+            guard case .kernel(_, .resourceBusy) = error else {
+                display.fail(error)
+                return
+            }
+            display.flipRefusedAsBusy()
+            if let feedback = pacer.flipRefused() { dispatcher.deliver(feedback) }
+        }
     }
 
     func flipCompleted(sequence32: UInt32, time: MonotonicInstant) {

@@ -77,10 +77,25 @@ final class VblankPacing: RefreshPacing {
             // Not reached with a frame already held: no callback runs while one is.
             if display.buffers.hold(buffer), let discarded { dispatcher.deliver(discarded) }
         case .flip:
-            try display.queueFlip(buffer)
+            _ = try flip(buffer)
         case .flipAndStartNext:
+            if try flip(buffer) { startNextFrameSoon() }
+        }
+    }
+
+    /// Queues the flip; false when the kernel refused it as busy (`EBUSY`: a commit of the CRTC
+    /// is still pending, none of this display's). That frame is dropped, not the display: its
+    /// feedback says discarded, and the callback, ending as one that drew nothing, asks for the
+    /// next vblank's event (outside a callback, the one queued when it drew nothing is on its way).
+    private func flip(_ buffer: ScanoutBuffer) throws(DRMError) -> Bool {
+        do {
             try display.queueFlip(buffer)
-            startNextFrameSoon()
+            return true
+        } catch {
+            guard case .kernel(_, .resourceBusy) = error else { throw error }
+            display.flipRefusedAsBusy()
+            if let feedback = scheduler.flipRefused() { dispatcher.deliver(feedback) }
+            return false
         }
     }
 
@@ -189,7 +204,18 @@ final class VblankPacing: RefreshPacing {
         display.buffers.flipCompleted()
         if outcome.flipHeld, let next = display.buffers.takeHeld() {
             do { try display.queueFlip(next) } catch {
-                display.fail(error)
+                guard case .kernel(_, .resourceBusy) = error else {
+                    display.fail(error)
+                    return
+                }
+                // The held frame is dropped; no event is on its way: the next vblank's brings
+                // the next callback.
+                display.flipRefusedAsBusy()
+                if let feedback = scheduler.flipRefused() { dispatcher.deliver(feedback) }
+                if let feedback = outcome.feedback { dispatcher.deliver(feedback) }
+                guard display.isRunning, display.sessionActive, dispatcher.wantsRefreshes else { return }
+                scheduler.idleVblankQueued()
+                queueVblank()
                 return
             }
         }

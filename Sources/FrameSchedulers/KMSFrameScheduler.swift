@@ -83,12 +83,12 @@ public struct KMSFrameScheduler: Sendable {
     public let period: Nanoseconds
     public private(set) var pipeline = FlipPipeline()
     /// The frame whose flip is pending, and the one held until that flip completes.
-    public private(set) var flipping: Frame?
+    public internal(set) var flipping: Frame?
     public private(set) var held: Frame?
     /// Whether the mode is set (the first submitted frame is on its way to the screen).
     public private(set) var isModeSet = false
     /// A flip or vblank event is on its way.
-    public private(set) var isWaitingForEvent = false
+    public internal(set) var isWaitingForEvent = false
     /// The newest vblank sequence the kernel reported (64-bit, extended).
     public private(set) var lastSequence: UInt64 = 0
     /// How many periods after their expected vblank recent frames appeared.
@@ -119,7 +119,7 @@ public struct KMSFrameScheduler: Sendable {
         didSet { deadlines.prior = latency == .lowLatency ? KMSFrameScheduler.latchPrior : nil }
     }
     /// The recent frames' submissions (refresh, target, when), until their presentation is known.
-    private var submissions = SubmissionRing()
+    var submissions = SubmissionRing()
 
     /// The refresh whose frame the mode set put on screen, until the first vblank after it.
     private var modeSetFrame: UInt64?
@@ -137,7 +137,7 @@ public struct KMSFrameScheduler: Sendable {
     public private(set) var callbackExpected = MonotonicInstant.zero
     public private(set) var callbackBegan = MonotonicInstant.zero
     public private(set) var callbackRefresh: UInt64 = 0
-    private var submittedInCallback = false
+    var submittedInCallback = false
     /// The current callback started at a planned start (low latency).
     private var callbackPlanned = false
     /// The refresh of the last planned start that ran late without going to two frames in flight.
@@ -145,7 +145,7 @@ public struct KMSFrameScheduler: Sendable {
     /// The newest timestamp handed out (timestamps never decrease).
     private var lastTimestamp: MonotonicInstant?
     /// A ``SubmitAction/flipAndStartNext`` awaits its ``currentVblank(sequence:at:eventPending:refreshIndex:now:)``.
-    public private(set) var wantsCurrentVblank = false
+    public internal(set) var wantsCurrentVblank = false
 
     /// Lateness counts once this many frames are known (slow start-up frames are not the pace).
     public static let latenessFrames = 16

@@ -326,4 +326,12 @@ public struct KMSTimerPacer: Sendable {
         let feedback = PresentationFeedback(refreshIndex: frame, outcome: .presented(at: time, sequence: nil))
         return Completion(feedback: feedback, flipHeld: flipHeldIfDue(period: aimedPeriod(at: max(time, now))))
     }
+
+    /// The kernel refused the flip just submitted as busy (`EBUSY`): the frame is dropped (its
+    /// feedback, to deliver, says discarded); the timer's ticks go on, and the next frame flips.
+    public mutating func flipRefused() -> PresentationFeedback? {
+        guard let frame = flipping else { return nil }
+        flipping = nil
+        return PresentationFeedback(refreshIndex: frame, outcome: .discarded)
+    }
 }

@@ -12,6 +12,10 @@ final class FlipClient {
     var link: DisplayLink?
     var frames: [DisplayFrame] = []
     var presented: [UInt64: (time: MonotonicInstant, sequence: UInt64?)] = [:]
+    /// The refreshes whose frames were never shown.
+    var discarded: Set<UInt64> = []
+    /// When each callback ran (`frames` has the refresh it was for).
+    var callbackTimes: [MonotonicInstant] = []
     var draws = true
     /// Callbacks at the start that draw nothing (a program whose assets are still loading).
     var drawsNothingFirst = 0
@@ -28,13 +32,17 @@ final class FlipClient {
     func start() {
         let link = DisplayLink(source: display, target: self) { client, link in client.tick(link) }
         link.presentationHandler = { [weak self] feedback in
-            if case .presented(let at, let sequence) = feedback.outcome { self?.presented[feedback.refreshIndex] = (at, sequence) }
+            switch feedback.outcome {
+            case .presented(let at, let sequence): self?.presented[feedback.refreshIndex] = (at, sequence)
+            case .discarded: self?.discarded.insert(feedback.refreshIndex)
+            }
         }
         self.link = link
     }
 
     func tick(_ link: DisplayLink) {
         frames.append(link.frame)
+        callbackTimes.append(MonotonicInstant.now())
         guard frames.count > drawsNothingFirst else { return }
         guard draws || frames.count == drawsNothingFirst + 1 else { return }
         do {

@@ -72,15 +72,23 @@ struct PlaneFormatsTests {
                 "kmsAPI = .legacy in DisplaySurface.Options or DRMDisplay.Options"))
     }
 
-    @Test("a kernel refusal says what errno means; a refused mode set names the options to change")
+    @Test("a kernel refusal says what errno means; a refused mode set or page flip names the options to change; a device gone says so")
     func kernelErrors() {
         #expect(
             DRMError.kernel(operation: "drmModeSetCrtc(640x480@144.0)", errno: Errno(rawValue: EINVAL)).description
                 == "drmModeSetCrtc(640x480@144.0) failed: Invalid argument (errno 22). The driver refused to show this mode: "
                 + "choose another (mode in DisplaySurface.Options or DRMDisplay.Options), or the other KMS API (kmsAPI there).")
         #expect(
-            DRMError.kernel(operation: "drmModePageFlip", errno: Errno(rawValue: EBUSY)).description
-                == "drmModePageFlip failed: Device or resource busy (errno 16).")
+            DRMError.kernel(operation: "drmModePageFlip", errno: Errno(rawValue: EINVAL)).description
+                == "drmModePageFlip failed: Invalid argument (errno 22). The driver refused a page flip of a frame it had accepted "
+                + "before: close the display and open it again, or use the other KMS API (kmsAPI in DisplaySurface.Options or "
+                + "DRMDisplay.Options).")
+        #expect(
+            DRMError.kernel(operation: "drmModeAtomicCommit(NONBLOCK | PAGE_FLIP_EVENT)", errno: Errno(rawValue: ENODEV)).description
+                .contains("The DRM device is gone"))
+        #expect(
+            DRMError.kernel(operation: "drmCrtcQueueSequence", errno: Errno(rawValue: EBUSY)).description
+                == "drmCrtcQueueSequence failed: Device or resource busy (errno 16).")
         #expect(
             DRMError.kernel(operation: "drmModeAtomicCommit(ALLOW_MODESET, 640x480@60.0)", errno: Errno(rawValue: ENOSPC)).description
                 .contains("mode in DisplaySurface.Options"))
