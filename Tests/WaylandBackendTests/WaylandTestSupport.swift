@@ -37,11 +37,22 @@ final class PacedClient {
 
     /// Connects to `compositor` (`presentation` false: without binding `wp_presentation`) and opens
     /// a `size`×`size` window, or a fullscreen one.
-    init(
+    convenience init(
         on compositor: any PrivateCompositor, presentation: Bool = true, size: Int32 = 250, fullscreen: Bool = false,
         configuration: WaylandFrameSource.Configuration = .init()
     ) throws {
-        connection = try WaylandConnection(socket: compositor.socketPath, options: .init(bindPresentationTime: presentation))
+        try self.init(
+            connection: WaylandConnection(socket: compositor.socketPath, options: .init(bindPresentationTime: presentation)),
+            size: size, fullscreen: fullscreen, configuration: configuration)
+    }
+
+    /// A `size`×`size` window (or a fullscreen one) on `connection`, which other clients may share
+    /// (several windows of one program).
+    init(
+        connection: WaylandConnection, size: Int32 = 250, fullscreen: Bool = false,
+        configuration: WaylandFrameSource.Configuration = .init()
+    ) throws {
+        self.connection = connection
         window = try WaylandWindow(
             connection: connection, title: "test", appID: "displaylink.test",
             width: size, height: size, fullscreen: fullscreen)
