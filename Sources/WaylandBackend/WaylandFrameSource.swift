@@ -31,13 +31,14 @@ internal import CWaylandClient
 /// fill inconsistently.
 ///
 /// Newer compositors' timing protocols are used when the connection bound them (each is optional):
-/// with `wp_commit_timing_manager_v1` and ``Configuration/allowsCommitTiming`` (the default) every
-/// refresh's commit carries a timestamp half a period before its target
-/// (`WaylandRefreshScheduler.Refresh.commitTarget`), so a frame is never shown before the vblank
-/// it was computed for; if the compositor holds timed commits instead of presenting them (mutter
-/// 48 headless), the source notices within a few periods plus one watchdog interval, releases the
-/// held frame and falls back to untimed commits for good (``isCommitTimingFallenBack``, one
-/// warning naming the option); with a preferred rate below the refresh, timed commits a whole
+/// with `wp_commit_timing_manager_v1` and ``Configuration/allowsCommitTiming`` (the default) a
+/// refresh's commit carries a timestamp 0.5 ms before its target while the feedback on the
+/// window's output carries `VSYNC` (`WaylandRefreshScheduler.Refresh.commitTarget`,
+/// ``Configuration/requiresVsyncForTimedCommits``), so a frame is never shown before the vblank it
+/// was computed for; if the compositor holds a timed commit instead of presenting it (mutter on an
+/// idle stage), the source notices three periods past its target, releases the held frame (on
+/// mutter with a commit on the window's 1×1 subsurface) and stops timed commits on that output for
+/// good (``isCommitTimingFallenBack``, one warning naming the option); with a preferred rate below the refresh, timed commits a whole
 /// link interval ahead replace the callbacks no link would use (see `WaylandRefreshScheduler`);
 /// with `wp_fifo_manager_v1` every compositor-paced commit sets a FIFO barrier and waits for the
 /// previous one, while timer fallback ticks (hidden, stalled) set none, so frames drawn then
