@@ -7,6 +7,9 @@ struct KMSDiagnostics {
 
     private(set) var flipsSubmitted = 0
     var flipsCompleted = 0
+    /// Flips refused as busy since the last completed one, and how many had completed then.
+    var busyStreak = 0
+    var busyStreakFlips = 0
     /// Vblank events queued because nothing was drawn.
     var idleTicks = 0
     /// Page flips the kernel refused as busy (`EBUSY`), their frames dropped.
@@ -63,12 +66,29 @@ extension DRMDisplay {
     /// Page flips the kernel refused as busy (`EBUSY`): each frame dropped, the display going on.
     public var flipsRefusedAsBusy: Int { diagnostics.flipsRefusedAsBusy }
 
-    /// Counts a flip refused as busy; logs the first and every 100th (a driver that stays busy
-    /// shows no frame, while callbacks go on).
+    /// Counts a flip refused as busy; logs the first and every 100th at debug level, and warns
+    /// once when ``busyStreakWarning`` refusals come with no flip completed between them (a CRTC
+    /// held by another commit shows nothing, while callbacks go on).
     func flipRefusedAsBusy() {
         diagnostics.flipsRefusedAsBusy += 1
         let count = diagnostics.flipsRefusedAsBusy
+        if diagnostics.busyStreakFlips != diagnostics.flipsCompleted {
+            diagnostics.busyStreakFlips = diagnostics.flipsCompleted
+            diagnostics.busyStreak = 0
+        }
+        diagnostics.busyStreak += 1
+        if diagnostics.busyStreak == DRMDisplay.busyStreakWarning {
+            DRMDisplay.log.warning(
+                """
+                \(crtc.flipOperation) refused as busy (EBUSY) \(DRMDisplay.busyStreakWarning) times with no flip completed: \
+                another commit holds the CRTC, so nothing new is shown while callbacks go on (another DRM master, or a \
+                driver that never completes a flip; DisplaySurface.Options.kmsAPI = .legacy tries the other API)
+                """)
+        }
         guard count == 1 || count % 100 == 0 else { return }
         DRMDisplay.log.debug("\(crtc.flipOperation) refused as busy (EBUSY, \(count) so far): the frame is dropped, callbacks go on")
     }
+
+    /// Refusals in a row (no flip completed) after which a warning says nothing new is shown.
+    static let busyStreakWarning = 60
 }

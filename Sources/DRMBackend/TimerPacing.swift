@@ -163,7 +163,8 @@ final class TimerPacing: RefreshPacing {
         display.buffers.flipCompleted()
         let now = MonotonicInstant.now()
         let completion = pacer.flipCompleted(at: time, now: now)
-        if completion.flipHeld { flipHeldBuffer(decidedAt: now) }
+        // The completed flip's feedback first: a held frame refused as busy is the newer one.
         if let feedback = completion.feedback { dispatcher.deliver(feedback) }
+        if completion.flipHeld { flipHeldBuffer(decidedAt: now) }
     }
 }

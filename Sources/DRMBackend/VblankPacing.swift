@@ -211,8 +211,9 @@ final class VblankPacing: RefreshPacing {
                 // The held frame is dropped; no event is on its way: the next vblank's brings
                 // the next callback.
                 display.flipRefusedAsBusy()
-                if let feedback = scheduler.flipRefused() { dispatcher.deliver(feedback) }
+                // The flip just completed is the older frame: its feedback first.
                 if let feedback = outcome.feedback { dispatcher.deliver(feedback) }
+                if let feedback = scheduler.flipRefused() { dispatcher.deliver(feedback) }
                 guard display.isRunning, display.sessionActive, dispatcher.wantsRefreshes else { return }
                 scheduler.idleVblankQueued()
                 queueVblank()

@@ -19,6 +19,8 @@ extension WaylandRefreshScheduler {
         var committed: MonotonicInstant?
         /// When the frame callback its commit asked for came (nil: not yet).
         var calledBack: MonotonicInstant?
+        /// The output generation it was filed in (``WaylandRefreshScheduler/outputGeneration``).
+        var generation: UInt64 = 0
     }
 
     /// Feedback requests not answered yet.
@@ -52,7 +54,8 @@ extension WaylandRefreshScheduler {
             outstandingCommitPresented = true
         }
         let vblank: UInt64? = sequence == 0 ? nil : sequence
-        commitTimingGate.presented(flags: flags)
+        // Feedback for a frame made on the previous output says nothing of this one's VSYNC.
+        if entry.generation == outputGeneration { commitTimingGate.presented(flags: flags) }
         rhythm.advertisedRefreshReported(advertisedRefresh)
         let plausible = isPlausible(time, receivedAt: receivedAt)
         if plausible {
@@ -103,6 +106,7 @@ extension WaylandRefreshScheduler {
     /// carries `VSYNC` (``CommitTimingGate``).
     public mutating func outputChanged(to output: UInt64?, advertisedPeriod: Nanoseconds) {
         commitTimingGate.outputChanged(to: output)
+        outputGeneration &+= 1
         rhythm = RhythmEstimator(advertisedPeriod: advertisedPeriod)
         deadlines.forgetOutcomes()
         lastCallbackArrival = nil
@@ -124,7 +128,8 @@ extension WaylandRefreshScheduler {
         slots[slot] = Slot(
             inUse: true, refreshIndex: refreshIndex, knownAtDraw: rhythm.latestVblank(at: now),
             commitTarget: commitTarget, stride: stride,
-            extraPeriods: extraPeriods(forStride: stride), target: target, predicted: predicted)
+            extraPeriods: extraPeriods(forStride: stride), target: target, predicted: predicted,
+            generation: outputGeneration)
         return slot
     }
 

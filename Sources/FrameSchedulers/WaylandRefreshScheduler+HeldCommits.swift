@@ -15,9 +15,12 @@ extension WaylandRefreshScheduler {
     }
 
     /// The surface left its last output (true; minimised on weston 16 or mutter 50) or entered one
-    /// again (false). While off every output the watchdog does not apply: a compositor repaints
-    /// no output for the surface, so it sends no callback for a commit it applied.
-    public mutating func surfaceLeftAllOutputs(_ off: Bool) {
+    /// again (false) at `now`. While off every output the watchdog does not apply: a compositor
+    /// repaints no output for the surface, so it sends no callback for a commit it applied. Back
+    /// on one, the watchdog counts from `now`: the outstanding commit's target passed while the
+    /// surface was hidden.
+    public mutating func surfaceLeftAllOutputs(_ off: Bool, at now: MonotonicInstant) {
+        if isOffAllOutputs && !off { lastActivity = max(lastActivity, now) }
         isOffAllOutputs = off
     }
 
@@ -36,11 +39,14 @@ extension WaylandRefreshScheduler {
 
     /// When the shell should call ``heldCommitCheck(at:)`` (nil: nothing to watch):
     /// ``heldCommitPeriods`` periods after the later of the outstanding timed commit's target and
-    /// the last refresh. A shell with one timer arms it for this time when it is idle, and at
-    /// each firing asks again, so the timer fires at most every few periods while frames flow.
+    /// the last refresh, doubled for each release made since the last frame callback (at most
+    /// 2⁵ times: a compositor that sends no callback at all, stuck or blanked, gets a release
+    /// about every 1.6 s at 60 Hz, not every few periods). A shell with one timer arms it for this
+    /// time when it is idle, and at each firing asks again, so the timer fires at most every few
+    /// periods while frames flow.
     public var heldCommitCheckTime: MonotonicInstant? {
         guard let target = heldTarget else { return nil }
-        let limit = Nanoseconds(period.value.multipliedReportingOverflow(by: WaylandRefreshScheduler.heldCommitPeriods).partialValue)
+        let limit = period * Int(WaylandRefreshScheduler.heldCommitPeriods) * (1 << min(releasesSinceCallback, 5))
         return max(target, lastActivity) + limit
     }
 
@@ -66,6 +72,7 @@ extension WaylandRefreshScheduler {
         releaseTarget = release
         outstandingAfterRelease = false
         releaseCount += 1
+        releasesSinceCallback += 1
         return .fallBack(release: release)
     }
 }

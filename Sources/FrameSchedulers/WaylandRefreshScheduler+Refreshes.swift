@@ -16,6 +16,7 @@ extension WaylandRefreshScheduler {
         }
         outstandingCommitTarget = nil
         outstandingStride = 1
+        releasesSinceCallback = 0
         if outstandingAfterRelease { releaseTarget = nil }
         outstandingAfterRelease = false
         if let request = outstandingRequestIndex {

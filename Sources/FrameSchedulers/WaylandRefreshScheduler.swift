@@ -180,8 +180,12 @@ public struct WaylandRefreshScheduler: Sendable {
     var releaseTarget: MonotonicInstant?
     /// Whether the outstanding frame callback was asked for after the last release.
     var outstandingAfterRelease = false
-    /// Release commits asked for.
+    /// Release commits asked for, and those since the last frame callback.
     public internal(set) var releaseCount = 0
+    var releasesSinceCallback = 0
+    /// Output changes seen (``outputChanged(to:advertisedPeriod:)``): feedback for a frame made
+    /// before the last one says nothing of the current output's `VSYNC`.
+    var outputGeneration: UInt64 = 0
     /// The refresh whose commit asked for the outstanding frame callback, and whether its
     /// feedback came (presented or discarded): the commit was applied, so it is not held (a
     /// window hidden on a compositor without `suspended`, weston 16's, discards it and sends no

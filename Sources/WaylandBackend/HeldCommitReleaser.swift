@@ -49,7 +49,12 @@ final class HeldCommitReleaser {
     func release() {
         guard !destroyed else { return }
         wl_surface_attach(surface, buffer, 0, 0)
-        wl_surface_damage_buffer(surface, 0, 0, 1, 1)
+        // damage_buffer is wl_surface version 4; a compositor bound lower takes surface damage.
+        if wl_proxy_get_version(surface) >= 4 {
+            wl_surface_damage_buffer(surface, 0, 0, 1, 1)
+        } else {
+            wl_surface_damage(surface, 0, 0, 1, 1)
+        }
         wl_surface_commit(surface)
         releaseCount += 1
     }

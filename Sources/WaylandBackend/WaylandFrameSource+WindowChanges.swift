@@ -27,7 +27,7 @@ extension WaylandFrameSource {
         if !paced.outputs.isEmpty { hasBeenOnOutput = true }
         let off = hasBeenOnOutput && paced.outputs.isEmpty
         if off != scheduler.isOffAllOutputs {
-            scheduler.surfaceLeftAllOutputs(off)
+            scheduler.surfaceLeftAllOutputs(off, at: MonotonicInstant.now())
             armHeldCommitCheck()
         }
         let primary = paced.outputs.first

@@ -56,8 +56,9 @@ struct WaylandCommitTimingTests {
         #expect(!script.scheduler.isTimingCommits)
         #expect(script.scheduler.isStalled)
         #expect(script.scheduler.commitTimingFallbackReason?.contains("\(limit / ms) ms after its target") == true)
-        // The release is watched until a callback asked for after it comes.
-        #expect(script.scheduler.heldCommitCheckTime == t(due + p + limit))
+        // The release is watched until a callback asked for after it comes, twice as long (each
+        // release without a callback doubles the wait, up to 32 times).
+        #expect(script.scheduler.heldCommitCheckTime == t(due + p + 2 * limit))
         // The release lets the held frame and its callback through: the next refresh follows a
         // stall and carries no commit target, nor does any after it, VSYNC feedback or not.
         let released = due + p
@@ -71,6 +72,38 @@ struct WaylandCommitTimingTests {
             #expect(script.callback(at: presented + 300_000)?.commitTarget == nil)
         }
         #expect(invariantViolations(script).isEmpty, "\(invariantViolations(script))")
+    }
+
+    @Test(
+        """
+        a compositor that sends no callback at all after a hold (stuck, blanked): each release without a callback doubles the wait for \
+        the next, up to 32 times the limit (about 1.6 s at 60 Hz), never a release every few periods; a callback resets it
+        """
+    )
+    func releasesBackOff() {
+        var (script, held, _) = Self.heldRun()
+        let p = Self.p
+        let limit = WaylandRefreshScheduler.heldCommitPeriods * p
+        var now = held + limit
+        var gaps: [Int64] = []
+        for _ in 0..<8 {
+            guard case .fallBack(let release) = script.scheduler.heldCommitCheck(at: t(now)) else {
+                Issue.record("no release at \(now)")
+                return
+            }
+            let next = script.scheduler.heldCommitCheckTime!.nanoseconds - origin
+            gaps.append(next - now)
+            #expect(next - (release.nanoseconds - origin) == gaps.last! - p)
+            now = next
+        }
+        #expect(gaps == [2, 4, 8, 16, 32, 32, 32, 32].map { p + Int64($0) * limit }, "\(gaps)")
+        #expect(script.scheduler.releaseCount == 8)
+        // The held frame's callback at last: the next release is a plain limit away again.
+        let arrival = now + ms
+        script.presented(frame: 10, at: arrival - 300_000, sequence: 90)
+        let next = script.callback(at: arrival)!
+        #expect(next.commitTarget == nil)
+        #expect(script.scheduler.heldCommitCheckTime.map { $0.nanoseconds - origin } == arrival + limit)
     }
 
     @Test(
@@ -99,17 +132,19 @@ struct WaylandCommitTimingTests {
     @Test(
         """
         no fallback while the surface is on no output (minimised on weston 16 or mutter 50), nor once the held commit's frame has \
-        feedback (applied, discarded); back on an output, the watchdog applies again
+        feedback (applied, discarded); back on an output, the watchdog applies again, counting from the return (the target passed \
+        while hidden)
         """
     )
     func hiddenOrAppliedIsNotHeld() {
         var (script, held, _) = Self.heldRun()
         let limit = WaylandRefreshScheduler.heldCommitPeriods * Self.p
-        script.scheduler.surfaceLeftAllOutputs(true)
+        script.scheduler.surfaceLeftAllOutputs(true, at: t(held))
         #expect(script.scheduler.heldCommitCheckTime == nil)
         #expect(script.scheduler.heldCommitCheck(at: t(held + 10 * limit)) == .nothing)
-        script.scheduler.surfaceLeftAllOutputs(false)
-        #expect(script.scheduler.heldCommitCheckTime == t(held + limit))
+        script.scheduler.surfaceLeftAllOutputs(false, at: t(held + 10 * limit))
+        #expect(script.scheduler.heldCommitCheckTime == t(held + 11 * limit))
+        #expect(script.scheduler.heldCommitCheck(at: t(held + 11 * limit - 1)) == .nothing)
         // The outstanding frame's feedback comes (discarded: replaced unseen): it was applied.
         script.discarded(frame: script.refreshes.last!.index)
         #expect(script.scheduler.heldCommitCheckTime == nil)
@@ -240,13 +275,15 @@ struct WaylandCommitTimingTests {
             #expect(holding.releases.count == holding.script.scheduler.releaseCount)
             #expect(holding.script.scheduler.releaseCount == 1 + (mutter50 ? heldReleases : 0))
             // Frames flow again: the first callback within two periods of the release, then at
-            // least every two periods, but for a held release: within 3 + 2 periods of its target.
+            // least every two periods, but for held releases: each doubles the watchdog's wait
+            // (3 periods, then 6, 12) before the next release.
             let after = [fallback] + holding.callbackTimes.filter { $0 > fallback }
             #expect(after.count > 10, "only \(after.count - 1) callbacks after the fallback at \(fallback)")
             let gaps = zip(after, after.dropFirst()).map { $1 - $0 }
             #expect(
                 gaps.filter { $0 > 2 * Self.p + 3 * ms }.count <= (mutter50 ? heldReleases : 0), "gaps \(gaps.filter { $0 > 2 * Self.p })")
-            #expect(gaps.allSatisfy { $0 <= 6 * Self.p + 3 * ms }, "gaps \(gaps.filter { $0 > 2 * Self.p })")
+            let longest = (3 * Int64(1 << (mutter50 ? heldReleases : 0)) + 2) * Self.p + 3 * ms
+            #expect(gaps.allSatisfy { $0 <= longest }, "gaps \(gaps.filter { $0 > 2 * Self.p })")
             #expect(
                 holding.script.refreshes.filter { $0.index > 0 && $0.event.timestamp.nanoseconds - origin > fallback }
                     .allSatisfy { $0.commitTarget == nil })
