@@ -7,7 +7,8 @@ public typealias EnvironmentEntry = SurfaceBackend.EnvironmentEntry
 extension DisplaySurface {
     /// What this surface runs on, as named facts in a fixed order.
     ///
-    /// - Wayland: `compositor`, `socket`, `presentation_clock`, `refresh_advertised`, `egl_vendor`,
+    /// - Wayland: `compositor` (its process; behind a proxy, the compositor its globals name and
+    ///   the proxy, e.g. `mutter (through waypipe)`), `socket`, `presentation_clock`, `refresh_advertised`, `egl_vendor`,
     ///   `gles_version`, `swap_with_damage`, `timing_protocols` (those in use, with their versions,
     ///   e.g. `wp_presentation 2`, `wp_commit_timing_v1 1`, `wp_fifo_v1 1`, `xdg_wm_base 6`; commit
     ///   timing is no longer listed while commits are untimed), `commit_timing` (the `VSYNC`

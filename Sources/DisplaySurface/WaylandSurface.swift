@@ -81,7 +81,7 @@ final class WaylandSurface: DisplaySurfaceBackend {
         guard let connection, let window, let eglWindow, let frameSource else { return [] }
         let advertised = window.outputs.first?.advertisedPeriod ?? frameSource.timeline.advertisedPeriod
         return [
-            EnvironmentEntry("compositor", .string(connection.compositorName ?? "unknown")),
+            EnvironmentEntry("compositor", .string(connection.compositorDescription)),
             EnvironmentEntry("socket", .string(connection.socketName)),
             EnvironmentEntry("presentation_clock", connection.presentationClock.map { .string($0.description) } ?? .unknown),
             EnvironmentEntry("refresh_advertised", advertised.value > 0 ? .number(1 / advertised.seconds) : .unknown),

@@ -232,6 +232,13 @@ public final class WaylandConnection {
     public var isMutter: Bool {
         compositorName == "mutter" || compositorName == "gnome-shell" || globals.contains { $0.interface == "gtk_shell1" }
     }
+
+    /// The compositor for reports: ``compositorName`` when that process is a compositor; through a
+    /// proxy (waypipe, a sandbox's, `WaylandFaultProxy`), the compositor its globals name and the
+    /// proxy, e.g. `mutter (through waypipe)`.
+    public var compositorDescription: String {
+        CompositorIdentity.describe(peer: compositorName, globals: globals.map(\.interface))
+    }
     /// Whether `wp_fifo_manager_v1` is bound.
     public var hasFifo: Bool { fifoManager != nil }
     /// Whether `wp_fractional_scale_manager_v1` and `wp_viewporter` are both bound (fractional scales).

@@ -85,6 +85,10 @@ struct FaultProxyTests {
             #expect(client.feedback.contains { !$0.isTimePlausible }, "\(fault)")
         } else if fault == .none {
             #expect(client.feedback.allSatisfy { $0.isTimePlausible })
+            // The report names the compositor behind the proxy, and the proxy.
+            let named = client.connection.compositorDescription
+            print("[\(kind.testDescription)] behind the proxy, the compositor is reported as \"\(named)\"")
+            #expect(named.hasPrefix(kind == .mutter50 ? "mutter (through " : "weston (through "), "\(named)")
         }
         // Every timestamp is a presentation time the link was told, or says it is an estimate.
         let told = Set(client.presentedTimes)
