@@ -11,7 +11,8 @@ struct CompositorIdentityTests {
         #expect(CompositorIdentity.describe(peer: "waypipe", globals: ["wl_compositor", "gtk_shell1"]) == "mutter (through waypipe)")
         #expect(CompositorIdentity.describe(peer: "proxy", globals: ["org_kde_kwin_blur_manager"]) == "kwin (through proxy)")
         #expect(CompositorIdentity.describe(peer: "proxy", globals: ["weston_capture_v1"]) == "weston (through proxy)")
-        #expect(CompositorIdentity.describe(peer: nil, globals: ["zwlr_layer_shell_v1"]) == "a wlroots compositor (through an unknown process)")
+        #expect(
+            CompositorIdentity.describe(peer: nil, globals: ["zwlr_layer_shell_v1"]) == "a wlroots compositor (through an unknown process)")
         #expect(CompositorIdentity.describe(peer: "proxy", globals: ["wl_compositor"]) == "proxy")
         #expect(CompositorIdentity.describe(peer: nil, globals: []) == "unknown")
     }
