@@ -308,6 +308,16 @@ bench-input: deps
 	@Benchmarks/Scripts/input-latency-table "$$($(SWIFT) build -c release --show-bin-path $(BUILD_FLAGS))/displaylink-demo" \
 	  $(INPUT_MOVES) $(INPUT_SECONDS)
 
+# Runs the test suite $(1) $(2) times and prints the figures it prints (lines that start with "[");
+# fails only when a run fails: for suites that assert behaviour and print what they measured.
+define suite-figures
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	@for run in $$(seq $(2)); do \
+	  out=$$($(SWIFT) test --skip-build --disable-xctest --filter $(1) $(BUILD_FLAGS) 2>&1); status=$$?; \
+	  printf '%s\n' "$$out" | grep -E '^\[|✘'; [ $$status -eq 0 ] || exit 1; \
+	done
+endef
+
 # Held timed commits: the largest gap between callbacks across idle stages, under stress-ng --cpu 2
 # (the suite starts it), on mutter 50 with the VSYNC gate bypassed (each hold found by the
 # watchdog and released) and with the default options, weston 16 and kwin 6.7, HELD_RUNS times.
@@ -315,11 +325,7 @@ bench-input: deps
 .PHONY: bench-held-commits
 HELD_RUNS ?= 3
 bench-held-commits: deps
-	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	@for run in $$(seq $(HELD_RUNS)); do \
-	  out=$$($(SWIFT) test --skip-build --disable-xctest --filter HeldCommitWatchdogTests $(BUILD_FLAGS) 2>&1); status=$$?; \
-	  printf '%s\n' "$$out" | grep -E '^\[|✘'; [ $$status -eq 0 ] || exit 1; \
-	done
+	$(call suite-figures,HeldCommitWatchdogTests,$(HELD_RUNS))
 
 # Four windows on one connection (mutter 48, two virtual monitors; one hidden, one moved): the p99
 # target error of the two shown against one window alone, and the process's CPU per shown frame,
@@ -327,11 +333,7 @@ bench-held-commits: deps
 .PHONY: bench-many-windows
 MANY_RUNS ?= 3
 bench-many-windows: deps
-	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	@for run in $$(seq $(MANY_RUNS)); do \
-	  out=$$($(SWIFT) test --skip-build --disable-xctest --filter ManyWindowsTests $(BUILD_FLAGS) 2>&1); status=$$?; \
-	  printf '%s\n' "$$out" | grep -E '^\[|✘'; [ $$status -eq 0 ] || exit 1; \
-	done
+	$(call suite-figures,ManyWindowsTests,$(MANY_RUNS))
 
 # DRM figures in the VM (Scripts/vkms-vm), release build, 640x480: on vkms the bounce and scroll
 # scenes with atomic and with legacy KMS (one VM boot), then bounce and scroll on bochs (no vblank
