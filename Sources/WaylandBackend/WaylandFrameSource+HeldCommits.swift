@@ -45,13 +45,13 @@ extension WaylandFrameSource {
             WaylandFrameSource.log.warning(
                 """
                 commit timing stopped on this output: \(reason); released (a commit on the window's 1×1 subsurface \
-                on mutter, else a commit timed a period ahead), untimed commits on this output from here on (WaylandFrameSource.Configuration.allowsCommitTiming / \
-                DisplaySurface.Options.waylandCommitTiming: false avoids trying; fallsBackFromHeldCommits: false \
-                keeps timed commits)
+                on mutter, else a commit timed a period ahead), untimed commits on this output from here on \
+                (WaylandFrameSource.Configuration.allowsCommitTiming / DisplaySurface.Options.waylandCommitTiming: \
+                false avoids trying; fallsBackFromHeldCommits: false keeps timed commits)
                 """)
         }
         guard !paced.isDestroyed else { return }
-        if paced.commitsItself, let releaser = (paced as? WaylandWindow)?.heldCommitReleaser {
+        if paced.commitsItself, let releaser {
             // mutter: the subsurface's repaint applies the held commit (its target has passed), and
             // the window's next commits, untimed, follow it. A timed release would itself be held
             // on an idle stage, and need releasing in turn.

@@ -118,8 +118,10 @@ public final class WaylandFrameSource: FrameSource {
     /// Whether the window has the 1×1 subsurface whose commit releases a timed commit mutter
     /// holds (the library's window on mutter with commit timing allowed and offered), and the
     /// releases it made.
-    public var hasReleaseSubsurface: Bool { (paced as? WaylandWindow)?.heldCommitReleaser != nil }
-    public var subsurfaceReleaseCount: Int { (paced as? WaylandWindow)?.heldCommitReleaser?.releaseCount ?? 0 }
+    public var hasReleaseSubsurface: Bool { releaser != nil }
+    public var subsurfaceReleaseCount: Int { releaser?.releaseCount ?? 0 }
+    /// The library's window's release subsurface (nil: none, or the program's surface).
+    var releaser: HeldCommitReleaser? { (paced as? WaylandWindow)?.heldCommitReleaser }
     /// Commits made to release a held timed commit (0 while none was held; more than 1 when a
     /// release was held too).
     public internal(set) var releaseCommitCount = 0

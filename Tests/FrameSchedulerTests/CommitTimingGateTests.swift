@@ -35,12 +35,8 @@ struct CommitTimingGateTests {
         #expect(gate.state == .stopped && gate.hasStoppedAnyOutput)
         gate.presented(flags: [.vsync])
         #expect(gate.state == .stopped && !gate.allowsTimedCommits)
-        gate.outputChanged(to: 8)
-        gate.presented(flags: [.vsync])
-        #expect(gate.state == .open)
-        gate.outputChanged(to: 7)
-        gate.presented(flags: [.vsync])
-        #expect(gate.state == .stopped)
+        #expect(Self.entered(&gate, 8) == .open)
+        #expect(Self.entered(&gate, 7) == .stopped)
         // No output known: a hold still shuts the gate.
         var unknown = CommitTimingGate()
         unknown.presented(flags: [.vsync])
@@ -48,12 +44,8 @@ struct CommitTimingGateTests {
         unknown.stopCurrentOutput()
         #expect(unknown.state == .stopped)
         // The output is learned after the hold (mutter sends wl_surface.enter late): it is the one.
-        unknown.outputChanged(to: 3)
-        unknown.presented(flags: [.vsync])
-        #expect(unknown.state == .stopped)
-        unknown.outputChanged(to: 4)
-        unknown.presented(flags: [.vsync])
-        #expect(unknown.state == .open)
+        #expect(Self.entered(&unknown, 3) == .stopped)
+        #expect(Self.entered(&unknown, 4) == .open)
 
         var bypassed = CommitTimingGate(requiresVsync: false)
         #expect(bypassed.state == .bypassed && bypassed.allowsTimedCommits)
@@ -63,6 +55,13 @@ struct CommitTimingGateTests {
         bypassed.stopCurrentOutput()
         #expect(bypassed.state == .stopped && !bypassed.allowsTimedCommits)
         #expect("\(CommitTimingGate.State.noVsync)" == "not used: presentations without VSYNC")
+    }
+
+    /// The gate's state once the surface entered `output` and a VSYNC presentation came there.
+    static func entered(_ gate: inout CommitTimingGate, _ output: UInt64) -> CommitTimingGate.State {
+        gate.outputChanged(to: output)
+        gate.presented(flags: [.vsync])
+        return gate.state
     }
 
     /// A scheduler with commit timing, presentations every period from 5 ms with these flags,

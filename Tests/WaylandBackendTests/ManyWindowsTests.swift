@@ -15,11 +15,6 @@ import WaylandBackend
 @MainActor
 @Suite("Four windows on one connection under a real mutter 48", .serialized)
 struct ManyWindowsTests {
-    /// Records, with every callback, how many output changes the source had seen by then.
-    final class ChangeLog {
-        var changesAtFrame: [Int] = []
-    }
-
     static func cpuSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)

@@ -13,11 +13,6 @@ import WaylandBackend
 @MainActor
 @Suite("output change under a real mutter 48", .serialized)
 struct MutterOutputTests {
-    /// Records, with every callback, how many output changes the source had seen by then.
-    final class ChangeLog {
-        var changesAtFrame: [Int] = []
-    }
-
     @Test(
         """
         mutter 48, a 60 Hz and a 30 Hz monitor: fullscreen on the other output moves the window there, and from the first callback after \

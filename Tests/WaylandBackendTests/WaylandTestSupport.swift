@@ -170,3 +170,8 @@ final class PacedClient {
         #expect(frames.allSatisfy { $0.targetTimestamp > $0.timestamp && $0.missedFrames >= 0 }, sourceLocation: sourceLocation)
     }
 }
+
+/// Records, with every callback, how many output changes the source had seen by then.
+final class ChangeLog {
+    var changesAtFrame: [Int] = []
+}
