@@ -81,7 +81,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log"), .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict
         ),
-        .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType", "EGLGraphics"], swiftSettings: strict),
+        .target(name: "GLESRenderer", dependencies: ["CGLES", "CFreeType", "EGLGraphics", "PNGImage"], swiftSettings: strict),
         .target(name: "PNGImage", dependencies: ["CPNG"], swiftSettings: strict),
         .target(name: "Scenes", dependencies: ["DisplayLinkCore", "Motion", "GLESRenderer"], swiftSettings: strict),
         .target(name: "Motion", dependencies: ["DisplayLinkCore"], swiftSettings: strict),
@@ -151,7 +151,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GLESRendererTests",
-            dependencies: ["GLESRenderer", "EGLGraphics", "Scenes", "Motion", "DisplayLinkCore", "DisplayLinkWaylandTesting"],
+            dependencies: ["GLESRenderer", "EGLGraphics", "PNGImage", "Scenes", "Motion", "DisplayLinkCore", "DisplayLinkWaylandTesting"],
             swiftSettings: strict
         ),
         .testTarget(

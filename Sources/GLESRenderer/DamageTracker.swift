@@ -7,6 +7,29 @@ struct Bounds: Equatable {
     mutating func add(_ x: Float, _ y: Float, _ w: Float, _ h: Float) {
         minX = min(minX, x); minY = min(minY, y); maxX = max(maxX, x + w); maxY = max(maxY, y + h)
     }
+    /// The part within `clip` (everything when nil; empty when they do not meet).
+    func clipped(to clip: Rect?) -> Bounds {
+        guard let clip, !isEmpty else { return self }
+        let r = Bounds(
+            minX: max(minX, clip.x), minY: max(minY, clip.y),
+            maxX: min(maxX, clip.x + clip.width), maxY: min(maxY, clip.y + clip.height))
+        return r.isEmpty ? Bounds() : r
+    }
+
+    /// The bounding box of this region's corners moved by `transform`.
+    func transformed(by transform: Transform2D) -> Bounds {
+        guard !isEmpty else { return self }
+        var r = Bounds()
+        r.addTransformed(minX, minY, transform); r.addTransformed(maxX, minY, transform)
+        r.addTransformed(minX, maxY, transform); r.addTransformed(maxX, maxY, transform)
+        return r
+    }
+
+    private mutating func addTransformed(_ x: Float, _ y: Float, _ t: Transform2D) {
+        let p = t.apply(Point(x: x, y: y))
+        add(p.x, p.y, 0, 0)
+    }
+
     mutating func add(_ other: Bounds) {
         guard !other.isEmpty else { return }
         minX = min(minX, other.minX); minY = min(minY, other.minY)
@@ -41,15 +64,11 @@ struct DamageTracker {
     /// The previous frame's size and clear colour: a change of either changes every pixel.
     private var previousFrame: (Int32, Int32, RGBA)?
 
-    /// The region a layer's change touches: where its contents are now and where they were,
-    /// within its clip.
-    static func layerChange(bounds: Bounds, previousBounds: Bounds, clip: Rect?) -> Bounds {
-        var region = bounds
-        region.add(previousBounds)
-        if let clip {
-            region.minX = max(region.minX, clip.x); region.minY = max(region.minY, clip.y)
-            region.maxX = min(region.maxX, clip.x + clip.width); region.maxY = min(region.maxY, clip.y + clip.height)
-        }
+    /// The region a layer's change touches: where its contents are now, within its clip, and
+    /// where they were, within the clip they had then (the same unless given).
+    static func layerChange(bounds: Bounds, previousBounds: Bounds, clip: Rect?, previousClip: Rect?? = nil) -> Bounds {
+        var region = bounds.clipped(to: clip)
+        region.add(previousBounds.clipped(to: previousClip ?? clip))
         return region
     }
 

@@ -34,8 +34,11 @@ struct RectGlyphPrograms {
     /// Uses the glyph program (as ``ShaderProgram/use(viewport:depth:)``), sampling `atlasTexture`
     /// (of `atlasSize` pixels) on unit 0.
     @inline(__always)
-    func useGlyphs(viewport: (Float, Float), depth: (Float, Float), atlasSize: (Float, Float), atlasTexture: GLuint) {
-        glyph.use(viewport: viewport, depth: depth)
+    func useGlyphs(
+        viewport: (Float, Float), depth: (Float, Float), transform: Transform2D = .identity, atlasSize: (Float, Float),
+        atlasTexture: GLuint
+    ) {
+        glyph.use(viewport: viewport, depth: depth, transform: transform)
         glUniform2f(glyphAtlasSize, atlasSize.0, atlasSize.1)
         glActiveTexture(GLenum(GL_TEXTURE0))
         glBindTexture(GLenum(GL_TEXTURE_2D), atlasTexture)
@@ -79,12 +82,12 @@ final class SharedGPUResources {
         recordUpload()
     }
 
-    /// Uses the glyph program sampling the atlas (``RectGlyphPrograms/useGlyphs(viewport:depth:atlasSize:atlasTexture:)``),
+    /// Uses the glyph program sampling the atlas (``RectGlyphPrograms/useGlyphs(viewport:depth:transform:atlasSize:atlasTexture:)``),
     /// its texture brought up to date first.
-    func useGlyphs(viewport: (Float, Float), depth: (Float, Float)) {
+    func useGlyphs(viewport: (Float, Float), depth: (Float, Float), transform: Transform2D = .identity) {
         updateAtlasTexture()
         programs.useGlyphs(
-            viewport: viewport, depth: depth, atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+            viewport: viewport, depth: depth, transform: transform, atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
     }
 
     /// Uploads the glyphs rasterised since the last upload: the rows from the packer's shelf then
@@ -235,12 +238,12 @@ enum GLResources {
         }
     }
 
-    /// Draws `count` instances of the unit quad (GLES 3): attribute 0 the corner from
+    /// Draws `count` instances of the unit quad from instance `first` on (GLES 3): attribute 0 the corner from
     /// `cornerBuffer`, and each of `attributes` (location, components, first float) per instance
     /// from `instanceBuffer`, `floats` floats an instance; `upload`, when given, is streamed into
     /// `instanceBuffer` first. Leaves the attributes disabled and their divisors 0.
     static func drawInstanced(
-        count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], cornerBuffer: GLuint,
+        first firstInstance: Int = 0, count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], cornerBuffer: GLuint,
         instanceBuffer: GLuint, upload: ContiguousArray<Float>?
     ) {
         glBindBuffer(GLenum(GL_ARRAY_BUFFER), cornerBuffer)
@@ -254,7 +257,7 @@ enum GLResources {
             glEnableVertexAttribArray(location)
             glVertexAttribPointer(
                 location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
-                UnsafeRawPointer(bitPattern: first * 4))
+                UnsafeRawPointer(bitPattern: (firstInstance * floats + first) * 4))
             glVertexAttribDivisor(location, 1)
         }
         glDrawArraysInstanced(GLenum(GL_TRIANGLE_STRIP), 0, 4, GLsizei(count))
@@ -266,19 +269,20 @@ enum GLResources {
     /// The six corners of the two triangles of an expanded (GLES 2) instance.
     private static let triangleCorners: [(Float, Float)] = [(0, 0), (1, 0), (0, 1), (0, 1), (1, 0), (1, 1)]
 
-    /// Draws `count` instances without instancing (GLES 2): each expanded to six vertices, a
-    /// corner (2 floats) followed by the instance's `floats` floats, in `buffer`. `upload`, when
-    /// given, is expanded into `scratch` (storage reused) and streamed into `buffer` first.
-    /// `attributes` as in ``drawInstanced(count:floats:attributes:cornerBuffer:instanceBuffer:upload:)``.
+    /// Draws `count` instances from instance `first` on without instancing (GLES 2): each expanded
+    /// to six vertices, a corner (2 floats) followed by the instance's `floats` floats, in `buffer`.
+    /// `upload`, when given, is expanded whole into `scratch` (storage reused) and streamed into
+    /// `buffer` first.
+    /// `attributes` as in ``drawInstanced(first:count:floats:attributes:cornerBuffer:instanceBuffer:upload:)``.
     static func drawExpanded(
-        count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], buffer: GLuint,
+        first firstInstance: Int = 0, count: Int, floats: Int, attributes: [(GLuint, GLint, Int)], buffer: GLuint,
         upload: ContiguousArray<Float>?, scratch: inout ContiguousArray<Float>
     ) {
         let vertexFloats = 2 + floats
         glBindBuffer(GLenum(GL_ARRAY_BUFFER), buffer)
         if let data = upload {
             scratch.removeAll(keepingCapacity: true)
-            for instance in 0..<count {
+            for instance in 0..<data.count / floats {
                 let base = instance * floats
                 for (cx, cy) in triangleCorners {
                     scratch.append(cx); scratch.append(cy)
@@ -296,7 +300,7 @@ enum GLResources {
                 location, components, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride,
                 UnsafeRawPointer(bitPattern: (2 + first) * 4))
         }
-        glDrawArrays(GLenum(GL_TRIANGLES), 0, GLsizei(count * 6))
+        glDrawArrays(GLenum(GL_TRIANGLES), GLint(firstInstance * 6), GLsizei(count * 6))
         glDisableVertexAttribArray(0)
         for (location, _, _) in attributes { glDisableVertexAttribArray(location) }
     }

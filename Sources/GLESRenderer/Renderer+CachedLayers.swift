@@ -30,8 +30,7 @@ extension Renderer {
         glEnable(GLenum(GL_BLEND))
         glBlendFunc(GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
         if layerScissor(i, (0, 0, width, height), partial: false) {
-            drawRects(layer: i, depthStep: 0)
-            drawGlyphs(layer: i, depthStep: 0)
+            drawContents(layer: i, depthStep: 0)
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), GLuint(previous))
@@ -40,7 +39,7 @@ extension Renderer {
 
     /// Composites cached layer `i` from its texture: one quad over its bounds (whole pixels).
     func drawComposite(layer i: Int, depthStep: Float) {
-        guard let (x0, y0, x1, y1) = pixelRegion(layers[i].bounds) else { return }
+        guard let (x0, y0, x1, y1) = pixelRegion(layers[i].screenBounds) else { return }
         compositeProgram.use(viewport: (Float(width), Float(height)), depth: (Float(layers[i].depthBase), depthStep))
         glUniform4f(compositeRect, Float(x0), Float(y0), Float(x1 - x0), Float(y1 - y0))
         glActiveTexture(GLenum(GL_TEXTURE0))

@@ -32,9 +32,9 @@ extension Renderer {
         scale = Float(newScale)
         for i in layers.indices {
             layers[i].clear()
-            layers[i].clip = layers[i].pointClip.map { scaled($0) }
             layers[i].cacheValid = false
         }
+        updatePlacement()
         invalidateBuffers()
         return true
     }

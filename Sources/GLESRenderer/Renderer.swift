@@ -97,6 +97,11 @@ public final class Renderer {
     let compositeProgram: ShaderProgram
     let compositeRect: GLint
     let compositeSampler: GLint
+    let imageProgram: ShaderProgram
+    let imageSampler: GLint
+    let imageTexel: GLint
+    /// The textures of the images made with ``makeImage(width:height:rgba:)``.
+    var imageStore = ImageStore()
     let cornerBuffer: GLuint
     let atlasTexture: GLuint
     var expanded = ContiguousArray<Float>()
@@ -125,16 +130,21 @@ public final class Renderer {
         compositeProgram = try ShaderProgram(dialect, vertex: Shaders.compositeVertex, fragment: Shaders.compositeFragment)
         compositeRect = compositeProgram.uniform("u_rect")
         compositeSampler = compositeProgram.uniform("u_layer")
+        imageProgram = try ShaderProgram(dialect, vertex: Shaders.imageVertex, fragment: Shaders.imageFragment)
+        imageSampler = imageProgram.uniform("u_image")
+        imageTexel = imageProgram.uniform("u_texel")
         let status = glGetError()
         guard status == GL_NO_ERROR else { throw GLError(message: "renderer set-up failed (GL error 0x\(String(status, radix: 16)))") }
     }
 
     deinit {
         for var layer in layers {
-            var buffers = [layer.rectBuffer, layer.glyphBuffer, layer.opaqueBuffer]
-            glDeleteBuffers(3, &buffers)
+            var buffers = [layer.rectBuffer, layer.glyphBuffer, layer.opaqueBuffer, layer.imageBuffer]
+            glDeleteBuffers(4, &buffers)
             layer.cache.delete()
         }
+        imageStore.deleteAll()
+        glDeleteProgram(imageProgram.program)
         glDeleteProgram(opaqueProgram.program)
         glDeleteProgram(compositeProgram.program)
     }
@@ -146,32 +156,6 @@ public final class Renderer {
     /// buffers were drawn since (after drawing that was not presented, or drawing by others).
     public func invalidateBuffers() {
         damageTracker.invalidate()
-    }
-
-    /// Adds a layer, drawn after the ones before it. Make layers at set-up, not per frame.
-    /// `reserving` sizes its buffers for that many rectangles and glyphs.
-    public func makeLayer(reserving capacity: Int = 256) -> LayerID {
-        var layer = RendererLayer()
-        layer.rects.reserveCapacity(capacity * Renderer.rectFloats)
-        layer.previousRects.reserveCapacity(capacity * Renderer.rectFloats)
-        layer.glyphs.reserveCapacity(capacity * Renderer.glyphFloats)
-        layer.previousGlyphs.reserveCapacity(capacity * Renderer.glyphFloats)
-        layer.opaque.reserveCapacity(capacity * Renderer.opaqueFloats)
-        layer.visible.reserveCapacity(capacity * Renderer.rectFloats)
-        layer.previousVisible.reserveCapacity(capacity * Renderer.rectFloats)
-        var buffers: [GLuint] = [0, 0, 0]
-        glGenBuffers(3, &buffers)
-        layer.rectBuffer = buffers[0]
-        layer.glyphBuffer = buffers[1]
-        layer.opaqueBuffer = buffers[2]
-        layers.append(layer)
-        return layers.count - 1
-    }
-
-    /// Clips a layer to a rectangle (points; nil: no clip), from this frame on.
-    public func setClip(_ layer: LayerID, _ clip: Rect?) {
-        layers[layer].pointClip = clip
-        layers[layer].clip = clip.map { scaled($0) }
     }
 
     /// A retained layer keeps what was added to it from frame to frame, until ``clear(_:)``: its
@@ -233,10 +217,19 @@ public final class Renderer {
         layers[layer].area += w * h
     }
 
-    /// Whether a rectangle can show: inside the viewport and the layer's clip, not empty.
+    /// Whether a rectangle (the layer's pixels) can show: not empty, and on screen (through the
+    /// layer's transform) inside the viewport and the layer's clip.
     @inline(__always)
     func isVisible(_ layer: LayerID, _ x: Float, _ y: Float, _ w: Float, _ h: Float) -> Bool {
-        guard w > 0, h > 0, x < Float(width), y < Float(height), x + w > 0, y + h > 0 else { return false }
+        guard w > 0, h > 0 else { return false }
+        var (x, y, w, h) = (x, y, w, h)
+        if let transform = layers[layer].transform {
+            var b = Bounds()
+            b.add(x, y, w, h)
+            b = b.transformed(by: transform)
+            (x, y, w, h) = (b.minX, b.minY, b.maxX - b.minX, b.maxY - b.minY)
+        }
+        guard x < Float(width), y < Float(height), x + w > 0, y + h > 0 else { return false }
         guard let clip = layers[layer].clip else { return true }
         return x < clip.x + clip.width && y < clip.y + clip.height && x + w > clip.x && y + h > clip.y
     }
@@ -254,17 +247,20 @@ public final class Renderer {
         var changed = Bounds()
         let frameChanged = damageTracker.frameChanged(width: width, height: height, clearColor: clearColor)
         for i in layers.indices {
+            layers[i].screenBounds = layers[i].transform.map { layers[i].bounds.transformed(by: $0) } ?? layers[i].bounds
             let rectsChanged = layers[i].rects != layers[i].previousRects
             let glyphsChanged = layers[i].glyphs != layers[i].previousGlyphs
             layers[i].rectsChanged = rectsChanged
             layers[i].glyphsChanged = glyphsChanged
+            layers[i].imagesChanged = layers[i].images != layers[i].previousImages
             if glyphsChanged { layers[i].glyphsStale = true }
-            if rectsChanged || glyphsChanged {
+            if layers[i].imagesChanged { layers[i].imagesStale = true }
+            if layers[i].changed {
                 layers[i].cacheValid = false
                 changed.add(
                     DamageTracker.layerChange(
-                        bounds: layers[i].bounds, previousBounds: layers[i].previousBounds,
-                        clip: layers[i].clip))
+                        bounds: layers[i].screenBounds, previousBounds: layers[i].previousBounds,
+                        clip: layers[i].clip, previousClip: layers[i].previousClip))
             }
         }
         if let moved = backdrop?.updateRing(width: width, height: height) { changed.add(moved) }
@@ -280,7 +276,7 @@ public final class Renderer {
 
         guard var (x0, y0, x1, y1) = pixelRegion(redraw) else {
             redrawn = .none
-            for i in layers.indices { layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged) }
+            for i in layers.indices { layers[i].keepAsPrevious(changed: layers[i].changed) }
             return
         }
         // A forced region (the warm-up's) stays as it is: it builds the partial paths' shaders.
@@ -300,7 +296,7 @@ public final class Renderer {
         // their triangles). Then every instance's place in the drawing order is its depth.
         var instances = 0, area: Float = 0
         for i in layers.indices {
-            instances += layers[i].rects.count / Renderer.rectFloats + layers[i].glyphs.count / Renderer.glyphFloats
+            instances += layers[i].instanceCount(rects: layers[i].rects)
             area += layers[i].area
         }
         let overdraw = area / max(1, Float(width) * Float(height))
@@ -322,10 +318,7 @@ public final class Renderer {
             if layers[i].visible != layers[i].previousVisible { layers[i].rectsStale = true; layers[i].opaqueStale = true }
             layers[i].depthBase = instances
             // A cached layer is one quad.
-            instances +=
-                layers[i].cached
-                ? 1
-                : layers[i].visible.count / Renderer.rectFloats + layers[i].glyphs.count / Renderer.glyphFloats
+            instances += layers[i].cached ? 1 : layers[i].instanceCount(rects: layers[i].visible)
         }
         // Cached layers whose texture is out of date are drawn into it first.
         for i in layers.indices where layers[i].cached && !layers[i].cacheValid {
@@ -362,11 +355,10 @@ public final class Renderer {
                 if layers[i].cached {
                     drawComposite(layer: i, depthStep: depthStep)
                 } else {
-                    drawRects(layer: i, depthStep: depthStep)
-                    drawGlyphs(layer: i, depthStep: depthStep)
+                    drawContents(layer: i, depthStep: depthStep)
                 }
             }
-            layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged)
+            layers[i].keepAsPrevious(changed: layers[i].changed)
             if !layers[i].rectsStale { layers[i].keepVisibleAsPrevious() }
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
@@ -395,14 +387,16 @@ public final class Renderer {
     private var culler = OcclusionCuller()
 
     /// Fills each layer's ``RendererLayer/visible`` with its rectangles less those wholly hidden behind
-    /// nearer opaque insides (``OcclusionCuller``); a cached layer is drawn from its texture, so
-    /// nothing of it is left out and it hides nothing.
+    /// nearer opaque insides (``OcclusionCuller``); a cached layer is drawn from its texture and a
+    /// transformed layer's rectangles are not where they were laid out, so nothing of either is
+    /// left out and neither hides anything.
     private func cullHidden() {
         culler.begin(width: width, height: height)
         hiddenRects = 0
         for i in layers.indices.reversed() {
             layers[i].visible.removeAll(keepingCapacity: true)
-            if layers[i].cached {
+            // A transformed layer steps aside: the culler reasons about screen rectangles only.
+            if layers[i].cached || layers[i].transform != nil {
                 layers[i].visible.append(contentsOf: layers[i].rects)
                 continue
             }

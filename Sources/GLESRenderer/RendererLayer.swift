@@ -3,19 +3,43 @@ internal import CGLES
 /// One of a ``Renderer``'s layers: this frame's instances and the previous frame's (to tell what
 /// changed), the GPU buffers that hold them, and the layer's drawing state.
 struct RendererLayer {
-    /// The clip in pixels (drawn with), and in points as set (scaled again when the scale changes).
+    /// The clip in pixels on screen (drawn with: the scissor; its own clip moved by its
+    /// transform, within its parent's), and in points as set, in the layer's own coordinates.
     var clip: Rect?
     var pointClip: Rect?
+    /// The layer whose transform and clip this one's are within (a group), and the transform as
+    /// set (points, into the parent's coordinates).
+    var parent: Int?
+    var pointTransform = Transform2D.identity
+    /// The transform from this layer's pixels to the screen's (its own and its ancestors',
+    /// scaled to pixels); nil: none (the identity).
+    var transform: Transform2D?
+    var drawTransform: Transform2D { transform ?? .identity }
+    /// The previous frame's transform and clip: a change of either moves what the layer shows.
+    var previousTransform: Transform2D?
+    var previousClip: Rect?
+    /// ``bounds`` on screen (through ``transform``), brought up to date when the frame ends.
+    var screenBounds = Bounds()
     var rects = ContiguousArray<Float>()
     var glyphs = ContiguousArray<Float>()
     var previousRects = ContiguousArray<Float>()
     var previousGlyphs = ContiguousArray<Float>()
+    /// Where the contents lie in the layer's own pixels, and where they lay on screen in the
+    /// previous frame (``screenBounds`` then).
     var bounds = Bounds()
     var previousBounds = Bounds()
     /// The summed area of the rectangles (pixels; overlaps counted each time).
     var area: Float = 0
     var rectBuffer: GLuint = 0
     var glyphBuffer: GLuint = 0
+    /// Images: their instances (``Renderer/imageFloats`` each), the previous frame's, their GPU
+    /// buffer, and whether they changed or the buffer holds older ones.
+    var images = ContiguousArray<Float>()
+    var previousImages = ContiguousArray<Float>()
+    var imageBuffer: GLuint = 0
+    var imagesChanged = true
+    var imagesStale = true
+    var imageCount: Int { images.count / Renderer.imageFloats }
     /// The insides of the opaque rectangles, last added first: x y w h r g b index.
     var opaque = ContiguousArray<Float>()
     var opaqueBuffer: GLuint = 0
@@ -52,13 +76,21 @@ struct RendererLayer {
                 previousRects.append(contentsOf: rects)
                 previousGlyphs.removeAll(keepingCapacity: true)
                 previousGlyphs.append(contentsOf: glyphs)
+                previousImages.removeAll(keepingCapacity: true)
+                previousImages.append(contentsOf: images)
             }
         } else {
             swap(&rects, &previousRects)
             swap(&glyphs, &previousGlyphs)
+            swap(&images, &previousImages)
         }
-        previousBounds = bounds
+        previousBounds = screenBounds
+        previousTransform = transform
+        previousClip = clip
     }
+
+    /// Whether the transform or clip differ from the previous frame's.
+    var placementChanged: Bool { transform != previousTransform || clip != previousClip }
 
     /// What was drawn this frame is what the GPU buffers hold now (storage reused).
     mutating func keepVisibleAsPrevious() {
@@ -69,14 +101,27 @@ struct RendererLayer {
         area = 0
         rects.removeAll(keepingCapacity: true)
         glyphs.removeAll(keepingCapacity: true)
+        images.removeAll(keepingCapacity: true)
         bounds = Bounds()
     }
+
+    /// The instances drawn with `rects` as the rectangles (all of them, or the visible ones).
+    func instanceCount(rects: ContiguousArray<Float>) -> Int {
+        rects.count / Renderer.rectFloats + imageCount + glyphs.count / Renderer.glyphFloats
+    }
+
+    /// Whether this frame's contents or placement differ from the previous frame's.
+    var changed: Bool { rectsChanged || glyphsChanged || imagesChanged || placementChanged }
 
     /// Empty now and in the reference: the next frame sees no change here.
     mutating func reset() {
         clear()
         previousRects.removeAll(keepingCapacity: true)
         previousGlyphs.removeAll(keepingCapacity: true)
+        previousImages.removeAll(keepingCapacity: true)
         previousBounds = Bounds()
+        screenBounds = Bounds()
+        previousTransform = transform
+        previousClip = clip
     }
 }

@@ -13,6 +13,9 @@ struct ShaderProgram {
     /// (``Shaders/vertexHeader(_:)``).
     let viewport: GLint
     let depth: GLint
+    /// The locations of `u_linear` and `u_translation`: the layer's transform (``vertexHeader(_:)``).
+    let linear: GLint
+    let translation: GLint
 
     /// One of ``Shaders``' pairs in `dialect`, its attributes at ``Shaders/attributes``' locations.
     init(_ dialect: Shaders.Dialect, vertex: (Shaders.Dialect) -> String, fragment: (Shaders.Dialect) -> String) throws(GLError) {
@@ -33,17 +36,22 @@ struct ShaderProgram {
         try ShaderProgram.checkStatus(program, isProgram: true)
         viewport = glGetUniformLocation(program, "u_viewport")
         depth = glGetUniformLocation(program, "u_depth")
+        linear = glGetUniformLocation(program, "u_linear")
+        translation = glGetUniformLocation(program, "u_translation")
     }
 
     func uniform(_ name: String) -> GLint { glGetUniformLocation(program, name) }
 
-    /// Uses the program for a viewport of `viewport` pixels and `depth` (the draw's first
-    /// instance's index, the clip-space step between instances; see ``Shaders/vertexHeader(_:)``).
+    /// Uses the program for a viewport of `viewport` pixels, `depth` (the draw's first
+    /// instance's index, the clip-space step between instances; see ``Shaders/vertexHeader(_:)``)
+    /// and `transform` (pixels to pixels: the layer's, scaled to pixels).
     @inline(__always)
-    func use(viewport size: (Float, Float), depth: (Float, Float)) {
+    func use(viewport size: (Float, Float), depth: (Float, Float), transform: Transform2D = .identity) {
         glUseProgram(program)
         glUniform2f(viewport, size.0, size.1)
         glUniform2f(self.depth, depth.0, depth.1)
+        glUniform4f(linear, transform.a, transform.b, transform.c, transform.d)
+        glUniform2f(translation, transform.tx, transform.ty)
     }
 
     private static func compile(_ kind: GLenum, _ source: String) throws(GLError) -> GLuint {
@@ -116,11 +124,17 @@ enum Shaders {
             // value is an exact float (integers and powers of two), so an instance gets the same
             // depth in every pass.
             uniform vec2 u_depth;
+            // The layer's transform in pixels (Transform2D's a b c d, then tx ty): what is drawn
+            // is laid out untransformed and moved here, so shading (antialiasing, texture
+            // coordinates) stays in the layer's own pixels.
+            uniform vec4 u_linear;
+            uniform vec2 u_translation;
             float instance_depth(float index) {
                 return u_depth.y > 0.0 ? 1.0 - (u_depth.x + index + 1.0) * u_depth.y : 0.0;
             }
             vec4 clip_position(vec2 p, float z) {
-                return vec4(p.x / u_viewport.x * 2.0 - 1.0, 1.0 - p.y / u_viewport.y * 2.0, z, 1.0);
+                vec2 q = vec2(u_linear.x * p.x + u_linear.z * p.y, u_linear.y * p.x + u_linear.w * p.y) + u_translation;
+                return vec4(q.x / u_viewport.x * 2.0 - 1.0, 1.0 - q.y / u_viewport.y * 2.0, z, 1.0);
             }
 
             """
