@@ -31,6 +31,7 @@ extension Renderer {
         glBlendFunc(GLenum(GL_ONE), GLenum(GL_ONE_MINUS_SRC_ALPHA))
         if layerScissor(i, (0, 0, width, height), partial: false) {
             drawRects(layer: i, depthStep: 0)
+            drawStrokes(layer: i, depthStep: 0)
             drawGlyphs(layer: i, depthStep: 0)
         }
         glDisable(GLenum(GL_SCISSOR_TEST))

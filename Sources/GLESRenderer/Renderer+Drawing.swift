@@ -38,7 +38,10 @@ extension Renderer {
         guard count > 0 else { layers[i].glyphsStale = false; return }
         shared.useGlyphs(
             viewport: (Float(width), Float(height)),
-            depth: (Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats), depthStep))
+            // After the layer's drawn rectangles and its strokes.
+            depth: (
+                Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats + layers[i].strokes.count / Renderer.strokeFloats),
+                depthStep))
         draw(
             data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: layers[i].glyphsStale,
             attributes: Renderer.glyphAttributes)

@@ -95,6 +95,7 @@ public final class Renderer {
     let programs: RectGlyphPrograms
     let opaqueProgram: ShaderProgram
     let compositeProgram: ShaderProgram
+    let strokeProgram: ShaderProgram
     let compositeRect: GLint
     let compositeSampler: GLint
     let cornerBuffer: GLuint
@@ -125,6 +126,7 @@ public final class Renderer {
         compositeProgram = try ShaderProgram(dialect, vertex: Shaders.compositeVertex, fragment: Shaders.compositeFragment)
         compositeRect = compositeProgram.uniform("u_rect")
         compositeSampler = compositeProgram.uniform("u_layer")
+        strokeProgram = try ShaderProgram(dialect, vertex: Shaders.strokeVertex, fragment: Shaders.strokeFragment)
         let status = glGetError()
         guard status == GL_NO_ERROR else { throw GLError(message: "renderer set-up failed (GL error 0x\(String(status, radix: 16)))") }
     }
@@ -133,10 +135,12 @@ public final class Renderer {
         for var layer in layers {
             var buffers = [layer.rectBuffer, layer.glyphBuffer, layer.opaqueBuffer]
             glDeleteBuffers(3, &buffers)
+            glDeleteBuffers(1, &layer.strokeBuffer)
             layer.cache.delete()
         }
         glDeleteProgram(opaqueProgram.program)
         glDeleteProgram(compositeProgram.program)
+        glDeleteProgram(strokeProgram.program)
     }
 
     /// Waits until the GPU (or software rasteriser) has finished everything drawn so far.
@@ -164,6 +168,10 @@ public final class Renderer {
         layer.rectBuffer = buffers[0]
         layer.glyphBuffer = buffers[1]
         layer.opaqueBuffer = buffers[2]
+        // Strokes: room for `capacity` segments.
+        layer.strokes.reserveCapacity(capacity * Renderer.strokeFloats)
+        layer.previousStrokes.reserveCapacity(capacity * Renderer.strokeFloats)
+        glGenBuffers(1, &layer.strokeBuffer)
         layers.append(layer)
         return layers.count - 1
     }
@@ -259,7 +267,10 @@ public final class Renderer {
             layers[i].rectsChanged = rectsChanged
             layers[i].glyphsChanged = glyphsChanged
             if glyphsChanged { layers[i].glyphsStale = true }
-            if rectsChanged || glyphsChanged {
+            let strokesChanged = layers[i].strokes != layers[i].previousStrokes
+            layers[i].strokesChanged = strokesChanged
+            if strokesChanged { layers[i].strokesStale = true }
+            if rectsChanged || glyphsChanged || strokesChanged {
                 layers[i].cacheValid = false
                 changed.add(
                     DamageTracker.layerChange(
@@ -280,7 +291,9 @@ public final class Renderer {
 
         guard var (x0, y0, x1, y1) = pixelRegion(redraw) else {
             redrawn = .none
-            for i in layers.indices { layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged) }
+            for i in layers.indices {
+                layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged || layers[i].strokesChanged)
+            }
             return
         }
         // A forced region (the warm-up's) stays as it is: it builds the partial paths' shaders.
@@ -301,6 +314,7 @@ public final class Renderer {
         var instances = 0, area: Float = 0
         for i in layers.indices {
             instances += layers[i].rects.count / Renderer.rectFloats + layers[i].glyphs.count / Renderer.glyphFloats
+            instances += layers[i].strokes.count / Renderer.strokeFloats
             area += layers[i].area
         }
         let overdraw = area / max(1, Float(width) * Float(height))
@@ -326,6 +340,7 @@ public final class Renderer {
                 layers[i].cached
                 ? 1
                 : layers[i].visible.count / Renderer.rectFloats + layers[i].glyphs.count / Renderer.glyphFloats
+                    + layers[i].strokes.count / Renderer.strokeFloats
         }
         // Cached layers whose texture is out of date are drawn into it first.
         for i in layers.indices where layers[i].cached && !layers[i].cacheValid {
@@ -363,10 +378,11 @@ public final class Renderer {
                     drawComposite(layer: i, depthStep: depthStep)
                 } else {
                     drawRects(layer: i, depthStep: depthStep)
+                    drawStrokes(layer: i, depthStep: depthStep)
                     drawGlyphs(layer: i, depthStep: depthStep)
                 }
             }
-            layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged)
+            layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged || layers[i].strokesChanged)
             if !layers[i].rectsStale { layers[i].keepVisibleAsPrevious() }
         }
         glDisable(GLenum(GL_SCISSOR_TEST))

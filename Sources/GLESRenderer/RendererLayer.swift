@@ -12,6 +12,13 @@ struct RendererLayer {
     var previousGlyphs = ContiguousArray<Float>()
     var bounds = Bounds()
     var previousBounds = Bounds()
+    /// Stroke segments (``Stroke``'s instances in pixels), this frame's and the previous frame's,
+    /// and their GPU buffer; kept as the glyphs are.
+    var strokes = ContiguousArray<Float>()
+    var previousStrokes = ContiguousArray<Float>()
+    var strokeBuffer: GLuint = 0
+    var strokesChanged = true
+    var strokesStale = true
     /// The summed area of the rectangles (pixels; overlaps counted each time).
     var area: Float = 0
     var rectBuffer: GLuint = 0
@@ -52,10 +59,13 @@ struct RendererLayer {
                 previousRects.append(contentsOf: rects)
                 previousGlyphs.removeAll(keepingCapacity: true)
                 previousGlyphs.append(contentsOf: glyphs)
+                previousStrokes.removeAll(keepingCapacity: true)
+                previousStrokes.append(contentsOf: strokes)
             }
         } else {
             swap(&rects, &previousRects)
             swap(&glyphs, &previousGlyphs)
+            swap(&strokes, &previousStrokes)
         }
         previousBounds = bounds
     }
@@ -69,6 +79,7 @@ struct RendererLayer {
         area = 0
         rects.removeAll(keepingCapacity: true)
         glyphs.removeAll(keepingCapacity: true)
+        strokes.removeAll(keepingCapacity: true)
         bounds = Bounds()
     }
 
@@ -77,6 +88,7 @@ struct RendererLayer {
         clear()
         previousRects.removeAll(keepingCapacity: true)
         previousGlyphs.removeAll(keepingCapacity: true)
+        previousStrokes.removeAll(keepingCapacity: true)
         previousBounds = Bounds()
     }
 }
