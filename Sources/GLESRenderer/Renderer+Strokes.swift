@@ -37,15 +37,18 @@ extension Renderer {
         let x = b.minX * s - pad, y = b.minY * s - pad
         let w = (b.maxX - b.minX) * s + 2 * pad, h = (b.maxY - b.minY) * s + 2 * pad
         guard isVisible(layer, x, y, w, h) else { return }
-        // Points to pixels while copying: the segments' eight coordinates and half width.
-        stroke.instances.withUnsafeBufferPointer { source in
-            var k = 0
-            while k < source.count {
-                for j in 0..<8 { layers[layer].strokes.append(source[k + j] * s) }
-                for j in 8..<12 { layers[layer].strokes.append(source[k + j]) }
-                layers[layer].strokes.append(source[k + 12] * s)
-                for j in 13..<16 { layers[layer].strokes.append(source[k + j]) }
-                k += Stroke.instanceFloats
+        // Copied whole (no reallocation once the layer's array has grown), then points to
+        // pixels in place: the segments' eight coordinates and half width.
+        let first = layers[layer].strokes.count
+        layers[layer].strokes.append(contentsOf: stroke.instances)
+        if s != 1 {
+            layers[layer].strokes.withUnsafeMutableBufferPointer { floats in
+                var k = first
+                while k < floats.count {
+                    for j in 0..<8 { floats[k + j] *= s }
+                    floats[k + 12] *= s
+                    k += Stroke.instanceFloats
+                }
             }
         }
         layers[layer].bounds.add(x, y, w, h)
