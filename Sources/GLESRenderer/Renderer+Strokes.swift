@@ -16,9 +16,17 @@ internal import CGLES
 ///   extended straight by half the width plus 1 px: its two segments overlap there, and a
 ///   translucent stroke is blended twice in that overlap (hairpin turns only). A miter join whose
 ///   tip would pass the miter limit is drawn round (on the bisector when it can).
+///   Along a smooth curve the second case means a radius of curvature under half the width
+///   plus 1 px: there a translucent stroke darkens where its segments overlap.
 /// - A cap extends the quad by half the width plus 1 px (round) or 1 px (butt, whose end fades
 ///   over the half pixel either side of the end, as a rectangle's edge).
 /// Coverage is `clamp(0.5 - d)` of the signed distance `d` to the ink, as the rectangles'.
+///
+/// A layer's changed strokes are uploaded whole (`glBufferData`, 64 bytes a segment), not from
+/// the first changed segment on: a driver gives the new data new storage, where writing part of
+/// a buffer that the previous frame's draw still reads (llvmpipe rasterises it on other threads)
+/// would wait for that draw. Strokes are not counted in the overdraw that decides the opaque
+/// pass, and they hide nothing from it.
 extension Renderer {
     static let strokeFloats = Stroke.instanceFloats
     /// The stroke instance layout (see ``Stroke/instanceFloats``): the previous point and p0, p1
@@ -29,7 +37,7 @@ extension Renderer {
     /// layer's other strokes. A stroke wholly outside the viewport or the layer's clip is dropped.
     public func addStroke(_ layer: LayerID, _ stroke: Stroke) {
         let b = stroke.pointBounds
-        guard stroke.segmentCount > 0, !b.isEmpty else { return }
+        guard stroke.segmentCount > 0, !b.isEmpty, stroke.width > 0 else { return }
         let s = scale
         // The ink reaches half the width (a miter's tip up to the limit) from the points; the
         // antialiased edge half a pixel more.
