@@ -233,3 +233,18 @@ struct StrokePixelTests {
         renderer.endFrame()
     }
 }
+
+extension StrokePixelTests {
+    @Test("at scale 2 a stroke's points and width are drawn at twice the pixels", arguments: [3, 2] as [Int32])
+    func scaled(version: Int32) throws {
+        let target = try OffscreenTarget()
+        let (renderer, layer) = try Self.renderer(target, version)
+        try renderer.setScale(2)
+        renderer.beginFrame(width: Self.size, height: Self.size, clearColor: Self.black)
+        renderer.addLine(layer, from: Point(x: 10, y: 20), to: Point(x: 50, y: 20), width: 5, color: RGBA(1, 1, 1, 1))
+        renderer.endFrame()
+        let p = target.pixels()
+        for (x, y) in [(20, 35), (99, 44), (60, 40)] { #expect(p.rgba(x, y, width: Self.size)[0] == 255, "(\(x), \(y))") }
+        for (x, y) in [(19, 40), (100, 40), (60, 34), (60, 45)] { #expect(p.rgba(x, y, width: Self.size)[0] == 0, "(\(x), \(y))") }
+    }
+}
