@@ -36,12 +36,9 @@ extension Renderer {
         let data = layers[i].glyphs
         let count = data.count / Renderer.glyphFloats
         guard count > 0 else { layers[i].glyphsStale = false; return }
-        shared.useGlyphs(
-            viewport: (Float(width), Float(height)),
-            // After the layer's drawn rectangles and its strokes.
-            depth: (
-                Float(layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats + layers[i].strokes.count / Renderer.strokeFloats),
-                depthStep))
+        // After the layer's drawn rectangles and its strokes.
+        let first = layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats + layers[i].strokes.count / Renderer.strokeFloats
+        shared.useGlyphs(viewport: (Float(width), Float(height)), depth: (Float(first), depthStep))
         draw(
             data: data, count: count, floats: Renderer.glyphFloats, buffer: layers[i].glyphBuffer, upload: layers[i].glyphsStale,
             attributes: Renderer.glyphAttributes)

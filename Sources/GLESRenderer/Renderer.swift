@@ -270,7 +270,7 @@ public final class Renderer {
             let strokesChanged = layers[i].strokes != layers[i].previousStrokes
             layers[i].strokesChanged = strokesChanged
             if strokesChanged { layers[i].strokesStale = true }
-            if rectsChanged || glyphsChanged || strokesChanged {
+            if layers[i].contentsChanged {
                 layers[i].cacheValid = false
                 changed.add(
                     DamageTracker.layerChange(
@@ -291,9 +291,7 @@ public final class Renderer {
 
         guard var (x0, y0, x1, y1) = pixelRegion(redraw) else {
             redrawn = .none
-            for i in layers.indices {
-                layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged || layers[i].strokesChanged)
-            }
+            for i in layers.indices { layers[i].keepAsPrevious(changed: layers[i].contentsChanged) }
             return
         }
         // A forced region (the warm-up's) stays as it is: it builds the partial paths' shaders.
@@ -382,7 +380,7 @@ public final class Renderer {
                     drawGlyphs(layer: i, depthStep: depthStep)
                 }
             }
-            layers[i].keepAsPrevious(changed: layers[i].rectsChanged || layers[i].glyphsChanged || layers[i].strokesChanged)
+            layers[i].keepAsPrevious(changed: layers[i].contentsChanged)
             if !layers[i].rectsStale { layers[i].keepVisibleAsPrevious() }
         }
         glDisable(GLenum(GL_SCISSOR_TEST))

@@ -19,6 +19,8 @@ struct RendererLayer {
     var strokeBuffer: GLuint = 0
     var strokesChanged = true
     var strokesStale = true
+    /// Whether anything in the layer differs from the previous frame (set in ``Renderer/endFrame()``).
+    var contentsChanged: Bool { rectsChanged || glyphsChanged || strokesChanged }
     /// The summed area of the rectangles (pixels; overlaps counted each time).
     var area: Float = 0
     var rectBuffer: GLuint = 0

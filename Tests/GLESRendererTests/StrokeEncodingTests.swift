@@ -15,7 +15,7 @@ struct StrokeEncodingTests {
         #expect(
             Array(stroke.instances) == [
                 1, 2, 1, 2, 11, 2, 11, 12, 1, 0, 0, 0.5, 3, butt, miter, 3,
-                1, 2, 11, 2, 11, 12, 11, 12, 1, 0, 0, 0.5, 3, miter, butt, 3,
+                1, 2, 11, 2, 11, 12, 11, 12, 1, 0, 0, 0.5, 3, miter, butt, 3
             ])
         #expect(stroke.points == [Point(x: 1, y: 2), Point(x: 11, y: 2), Point(x: 11, y: 12)])
         #expect(stroke.segmentCount == 2)

@@ -28,7 +28,9 @@ struct StrokePixelTests {
         return target.pixels()
     }
 
-    static func stroke(_ points: [Point], width: Float, color: RGBA = RGBA(1, 1, 1, 1), join: Stroke.Join = .round, cap: Stroke.Cap = .round)
+    static func stroke(
+        _ points: [Point], width: Float, color: RGBA = RGBA(1, 1, 1, 1), join: Stroke.Join = .round, cap: Stroke.Cap = .round
+    )
         -> Stroke
     {
         var stroke = Stroke(width: width, color: color, join: join, cap: cap)

@@ -30,7 +30,10 @@ struct StrokePropertyTests {
                     let back = stroke.points[stroke.points.count - 2]
                     stroke.append(Point(x: back.x + Float.random(in: -2...2, using: &generator), y: back.y + 1))
                 } else if let last = stroke.points.last, Bool.random(using: &generator) {
-                    stroke.append(Point(x: last.x + Float.random(in: -3...3, using: &generator), y: last.y + Float.random(in: -3...3, using: &generator)))
+                    stroke.append(
+                        Point(
+                            x: last.x + Float.random(in: -3...3, using: &generator), y: last.y + Float.random(in: -3...3, using: &generator)
+                        ))
                 } else {
                     stroke.append(Self.point(&generator))
                 }
@@ -94,7 +97,9 @@ struct StrokePropertyTests {
                 }
             }
             #expect(checked > 0)
-            #expect(wrong == 0, "trial \(trial): \(wrong) of \(checked) pixels not blended once; turn \(turn * 180 / .pi)°, width \(width), \(join)")
+            #expect(
+                wrong == 0,
+                "trial \(trial): \(wrong) of \(checked) pixels not blended once; turn \(turn * 180 / .pi)°, width \(width), \(join)")
         }
     }
 }
