@@ -8,7 +8,7 @@ import Testing
 /// as the Makefile's figure targets print), asserted nowhere.
 @Suite("Stroke cost per frame (offscreen, Mesa llvmpipe)", .serialized)
 struct StrokeCostTests {
-    @Test("a growing 2,000-point stroke: one draw call and one upload a frame; an unchanged one: none", arguments: [3, 2] as [Int32])
+    @Test("a growing 2,000-point stroke: one draw call and one upload a frame; an unchanged one: no upload", arguments: [3, 2] as [Int32])
     func growingStroke(version: Int32) throws {
         let target = try OffscreenTarget()
         let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: min(version, target.context.glesMajorVersion))
@@ -24,8 +24,8 @@ struct StrokeCostTests {
         }
         let clock = ContinuousClock()
         var adding: Duration = .zero, ending: Duration = .zero
-        func frame() {
-            renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0, 0, 0, 1), bufferAge: 1)
+        func frame(age: Int = 1) {
+            renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0, 0, 0, 1), bufferAge: age)
             let start = clock.now
             renderer.addStroke(layer, stroke)
             let added = clock.now
@@ -60,12 +60,39 @@ struct StrokeCostTests {
             #expect(renderer.drawCalls <= 1)
             #expect(renderer.uploads == 0)
         }
+        let (addStill, endStill) = (adding, ending)
+        adding = .zero
+        ending = .zero
+        // Unchanged but redrawn whole (a buffer of unknown age): the draw without the upload.
+        var redrawn: Duration = .zero
+        for _ in 0..<frames {
+            let start = clock.now
+            frame(age: 0)
+            renderer.finish()
+            redrawn += clock.now - start
+            #expect(renderer.drawCalls == 1)
+            #expect(renderer.uploads == 0)
+        }
+        // For scale: as many 2x2 rectangles as segments, redrawn whole.
+        let rects = renderer.makeLayer(reserving: 4096)
+        var rectsRedrawn: Duration = .zero
+        for _ in 0..<frames {
+            renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0, 0, 0, 1), bufferAge: 0)
+            for k in 0..<stroke.points.count - 1 {
+                renderer.addRect(rects, Rect(x: Float(k % 128) * 2, y: Float(k / 128) * 2, width: 2, height: 2), color: RGBA(1, 1, 1, 0.8))
+            }
+            let start = clock.now
+            renderer.endFrame()
+            rectsRedrawn += clock.now - start
+        }
         let ms = { (d: Duration) in
             String(format: "%.3f", (Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15) / Double(frames))
         }
         print(
             "[strokes] GLES \(renderer.usesInstancing ? 3 : 2), \(stroke.points.count) points at the end, ms a frame: growing 10 a frame "
                 + "\(ms(growing)) (addStroke \(ms(addGrowing)), endFrame \(ms(endGrowing)), the rest appending and finishing); "
-                + "unchanged \(ms(still)) (addStroke \(ms(adding)), endFrame \(ms(ending)), nothing redrawn)")
+                + "unchanged \(ms(still)) (addStroke \(ms(addStill)), endFrame \(ms(endStill)), nothing redrawn); "
+                + "unchanged, redrawn whole \(ms(redrawn)) (endFrame \(ms(ending)), the rest finishing); "
+                + "as many 2x2 rectangles redrawn whole: endFrame \(ms(rectsRedrawn))")
     }
 }
