@@ -23,12 +23,14 @@ extension Renderer {
     }
 
     /// Draws layer `i`'s contents blended, in their order within a layer: rectangles, images,
-    /// text. Each instance's depth index follows the one before.
+    /// strokes, text. Each instance's depth index follows the one before.
     func drawContents(layer i: Int, depthStep: Float) {
         drawRects(layer: i, depthStep: depthStep)
         let images = layers[i].depthBase + layers[i].visible.count / Renderer.rectFloats
         drawImages(layer: i, first: images, depthStep: depthStep)
-        drawGlyphs(layer: i, first: images + layers[i].imageCount, depthStep: depthStep)
+        let strokes = images + layers[i].imageCount
+        drawStrokes(layer: i, first: strokes, depthStep: depthStep)
+        drawGlyphs(layer: i, first: strokes + layers[i].strokes.count / Renderer.strokeFloats, depthStep: depthStep)
     }
 
     func drawRects(layer i: Int, depthStep: Float) {

@@ -6,7 +6,7 @@ internal import CGLES
 extension Renderer {
     /// Adds a layer, drawn after the ones made before it. Make layers at set-up, not per frame.
     /// - Parameters:
-    ///   - capacity: sizes its buffers for that many rectangles and glyphs.
+    ///   - capacity: sizes its buffers for that many rectangles, glyphs and stroke segments.
     ///   - parent: the group it belongs to: it is drawn within the parent's clip and through the
     ///     parent's transform (after its own). Nil: the screen.
     public func makeLayer(reserving capacity: Int = 256, in parent: LayerID? = nil) -> LayerID {
@@ -18,12 +18,16 @@ extension Renderer {
         layer.opaque.reserveCapacity(capacity * Renderer.opaqueFloats)
         layer.visible.reserveCapacity(capacity * Renderer.rectFloats)
         layer.previousVisible.reserveCapacity(capacity * Renderer.rectFloats)
-        var buffers: [GLuint] = [0, 0, 0, 0]
-        glGenBuffers(4, &buffers)
+        // Strokes: room for `capacity` segments.
+        layer.strokes.reserveCapacity(capacity * Renderer.strokeFloats)
+        layer.previousStrokes.reserveCapacity(capacity * Renderer.strokeFloats)
+        var buffers: [GLuint] = [0, 0, 0, 0, 0]
+        glGenBuffers(5, &buffers)
         layer.rectBuffer = buffers[0]
         layer.glyphBuffer = buffers[1]
         layer.opaqueBuffer = buffers[2]
         layer.imageBuffer = buffers[3]
+        layer.strokeBuffer = buffers[4]
         layer.parent = parent.flatMap { layers.indices.contains($0) ? $0 : nil }
         layers.append(layer)
         updatePlacement()

@@ -31,6 +31,10 @@ extension Renderer {
         addRect(layer, Rect(x: w / 2 - 10, y: h / 2 - 10, width: 20, height: 20), color: RGBA(1, 0, 0, 1), cornerRadius: 4)
         addText(layer, "Warm-up 0123", x: -8, baseline: h - 2, face: 0, color: red)
         addText(layer, "Warm-up 0123", x: w - 40, baseline: 8, face: 0, color: red)
+        // A stroke (its own program) crossing the left edge.
+        var stroke = Stroke(width: 4, color: red)
+        stroke.append(contentsOf: [Point(x: -10, y: 20), Point(x: 30, y: 20), Point(x: 30, y: 40)])
+        addStroke(layer, stroke)
         // The scrolling list's own paths first (its rows drawn in strips, copied around the ring).
         backdrop?.warmUp(width: width, height: height)
         // Both ways of drawing: blended only, and with the opaque pass (when there is a depth

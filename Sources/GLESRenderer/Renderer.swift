@@ -95,6 +95,7 @@ public final class Renderer {
     let programs: RectGlyphPrograms
     let opaqueProgram: ShaderProgram
     let compositeProgram: ShaderProgram
+    let strokeProgram: ShaderProgram
     let compositeRect: GLint
     let compositeSampler: GLint
     let imageProgram: ShaderProgram
@@ -133,20 +134,22 @@ public final class Renderer {
         imageProgram = try ShaderProgram(dialect, vertex: Shaders.imageVertex, fragment: Shaders.imageFragment)
         imageSampler = imageProgram.uniform("u_image")
         imageTexel = imageProgram.uniform("u_texel")
+        strokeProgram = try ShaderProgram(dialect, vertex: Shaders.strokeVertex, fragment: Shaders.strokeFragment)
         let status = glGetError()
         guard status == GL_NO_ERROR else { throw GLError(message: "renderer set-up failed (GL error 0x\(String(status, radix: 16)))") }
     }
 
     deinit {
         for var layer in layers {
-            var buffers = [layer.rectBuffer, layer.glyphBuffer, layer.opaqueBuffer, layer.imageBuffer]
-            glDeleteBuffers(4, &buffers)
+            var buffers = [layer.rectBuffer, layer.glyphBuffer, layer.opaqueBuffer, layer.imageBuffer, layer.strokeBuffer]
+            glDeleteBuffers(5, &buffers)
             layer.cache.delete()
         }
         imageStore.deleteAll()
         glDeleteProgram(imageProgram.program)
         glDeleteProgram(opaqueProgram.program)
         glDeleteProgram(compositeProgram.program)
+        glDeleteProgram(strokeProgram.program)
     }
 
     /// Waits until the GPU (or software rasteriser) has finished everything drawn so far.
@@ -255,6 +258,8 @@ public final class Renderer {
             layers[i].imagesChanged = layers[i].images != layers[i].previousImages
             if glyphsChanged { layers[i].glyphsStale = true }
             if layers[i].imagesChanged { layers[i].imagesStale = true }
+            layers[i].strokesChanged = layers[i].strokes != layers[i].previousStrokes
+            if layers[i].strokesChanged { layers[i].strokesStale = true }
             if layers[i].changed {
                 layers[i].cacheValid = false
                 changed.add(

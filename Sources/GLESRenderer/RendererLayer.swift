@@ -28,6 +28,13 @@ struct RendererLayer {
     /// previous frame (``screenBounds`` then).
     var bounds = Bounds()
     var previousBounds = Bounds()
+    /// Stroke segments (``Stroke``'s instances in pixels), this frame's and the previous frame's,
+    /// and their GPU buffer; kept as the glyphs are.
+    var strokes = ContiguousArray<Float>()
+    var previousStrokes = ContiguousArray<Float>()
+    var strokeBuffer: GLuint = 0
+    var strokesChanged = true
+    var strokesStale = true
     /// The summed area of the rectangles (pixels; overlaps counted each time).
     var area: Float = 0
     var rectBuffer: GLuint = 0
@@ -78,11 +85,14 @@ struct RendererLayer {
                 previousGlyphs.append(contentsOf: glyphs)
                 previousImages.removeAll(keepingCapacity: true)
                 previousImages.append(contentsOf: images)
+                previousStrokes.removeAll(keepingCapacity: true)
+                previousStrokes.append(contentsOf: strokes)
             }
         } else {
             swap(&rects, &previousRects)
             swap(&glyphs, &previousGlyphs)
             swap(&images, &previousImages)
+            swap(&strokes, &previousStrokes)
         }
         previousBounds = screenBounds
         previousTransform = transform
@@ -102,16 +112,17 @@ struct RendererLayer {
         rects.removeAll(keepingCapacity: true)
         glyphs.removeAll(keepingCapacity: true)
         images.removeAll(keepingCapacity: true)
+        strokes.removeAll(keepingCapacity: true)
         bounds = Bounds()
     }
 
     /// The instances drawn with `rects` as the rectangles (all of them, or the visible ones).
     func instanceCount(rects: ContiguousArray<Float>) -> Int {
-        rects.count / Renderer.rectFloats + imageCount + glyphs.count / Renderer.glyphFloats
+        rects.count / Renderer.rectFloats + imageCount + strokes.count / Renderer.strokeFloats + glyphs.count / Renderer.glyphFloats
     }
 
     /// Whether this frame's contents or placement differ from the previous frame's.
-    var changed: Bool { rectsChanged || glyphsChanged || imagesChanged || placementChanged }
+    var changed: Bool { rectsChanged || glyphsChanged || imagesChanged || strokesChanged || placementChanged }
 
     /// Empty now and in the reference: the next frame sees no change here.
     mutating func reset() {
@@ -119,6 +130,7 @@ struct RendererLayer {
         previousRects.removeAll(keepingCapacity: true)
         previousGlyphs.removeAll(keepingCapacity: true)
         previousImages.removeAll(keepingCapacity: true)
+        previousStrokes.removeAll(keepingCapacity: true)
         previousBounds = Bounds()
         screenBounds = Bounds()
         previousTransform = transform

@@ -273,5 +273,9 @@ enum Shaders {
             """
     }
 
-    static let attributes = ["a_corner", "a_rect", "a_color", "a_radius", "a_uv"]
+    static let attributes = [
+        "a_corner", "a_rect", "a_color", "a_radius", "a_uv",
+        // Strokes (Renderer+Strokes.swift).
+        "a_stroke_start", "a_stroke_end", "a_stroke"
+    ]
 }
