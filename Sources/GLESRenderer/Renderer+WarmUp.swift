@@ -2,7 +2,7 @@ import EGLGraphics
 
 extension Renderer {
     /// Draws what the layers hold now (call between ``beginFrame(width:height:clearColor:bufferAge:)`` and
-    /// ``endFrame()``, after the scene's own drawing) plus rectangles and text that cross every edge
+    /// ``endFrame()``, after the scene's own drawing) plus rectangles, text and images that cross every edge
     /// of the viewport, into the current back buffer, and waits for it; the caller does not present it.
     ///
     /// Drivers build code for each combination of state they meet: llvmpipe compiles shader and
@@ -35,6 +35,12 @@ extension Renderer {
         var stroke = Stroke(width: 4, color: red)
         stroke.append(contentsOf: [Point(x: -10, y: 20), Point(x: 30, y: 20), Point(x: 30, y: 40)])
         addStroke(layer, stroke)
+        // An image across an edge and one inside (the image program's variants).
+        if warmUpImage == nil { warmUpImage = try? makeImage(width: 1, height: 1, rgba: [255, 0, 0, 128]) }
+        if let image = warmUpImage {
+            addImage(layer, image, in: Rect(x: -10, y: h / 3, width: 20, height: 20))
+            addImage(layer, image, in: Rect(x: w / 3, y: h / 3, width: 20, height: 20), opacity: 0.5)
+        }
         // The scrolling list's own paths first (its rows drawn in strips, copied around the ring).
         backdrop?.warmUp(width: width, height: height)
         // Both ways of drawing: blended only, and with the opaque pass (when there is a depth

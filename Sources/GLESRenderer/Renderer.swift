@@ -90,6 +90,8 @@ public final class Renderer {
 
     var layers: [RendererLayer] = []
     var warmUpLayer: LayerID?
+    /// What the warm-up draws its images with (made at the first warm-up).
+    var warmUpImage: ImageID?
     /// Programs, quad and atlas texture, shared with the ``ScrollCache`` drawn under the layers.
     let shared: SharedGPUResources
     let programs: RectGlyphPrograms
