@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import GLESRenderer
 import Motion
 import Scenes
@@ -37,6 +38,30 @@ struct BounceCommand: SceneCommand {
 
     func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene {
         BounceScene(renderer: renderer, views: views, width: width, height: height, seed: options.seed)
+    }
+}
+
+struct ImagesCommand: SceneCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "images",
+        abstract: "Many images (pictures made in code, uploaded once): placed, scaled, some cropped, tinted or fading, moved by time."
+    )
+    @Option(help: "Number of images (1…200000).")
+    var images: Int = 200
+    @OptionGroup var options: RunOptions
+
+    func validate() throws {
+        try requireInRange(images, 1...200_000, option: "images")
+    }
+
+    func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene {
+        do {
+            return try ImagesScene(renderer: renderer, images: images, width: width, height: height, seed: options.seed)
+        } catch {
+            // Only GL refusing a 32×32 texture gets here: nothing to draw without it.
+            printError("images: \(error)")
+            Glibc.exit(1)
+        }
     }
 }
 

@@ -5,6 +5,9 @@
 //
 //   PacingBenchmark --demo PATH [--seconds S] [--size 250] [--scene quad|bounce] [--views N] [--no-hud]
 //                   [--peer "COMMAND ARGS"]   (default weston-simple-egl; stopped with SIGINT)
+//   PacingBenchmark --demo PATH --scene bounce --compare-views 60,20000 [--seconds S]
+//   PacingBenchmark --demo PATH --compare-scenes bounce,images,stroke [--seconds S] [--no-hud]
+//                   (each scene at its defaults; the first is the reference of the ratios)
 import Foundation
 import DisplayLinkWaylandTesting
 
@@ -19,6 +22,7 @@ struct Options {
     var scene = "bounce"
     var extra: [String] = []
     var compareViews: [Int] = []
+    var compareScenes: [String] = []
     var peer = ["weston-simple-egl"]
 
     init(_ args: [String]) {
@@ -34,6 +38,7 @@ struct Options {
             case "--no-hud": extra += ["--no-hud"]
             case "--peer": peer = v.split(separator: " ").map(String.init); i += 1
             case "--compare-views": compareViews = v.split(separator: ",").compactMap { Int($0) }; i += 1
+            case "--compare-scenes": compareScenes = v.split(separator: ",").map(String.init); i += 1
             default: complain("PacingBenchmark: unknown argument \(a)\n"); exit(2)
             }
             i += 1
@@ -189,6 +194,31 @@ if options.compareViews.count == 2 {
     printTable(results)
     let ratio = results[1].presentedRate / max(results[0].presentedRate, 1e-9)
     print("presented-rate ratio (\(options.compareViews[1]) views / \(options.compareViews[0]) views): \(f(ratio)) (goal ≥ 0.98)")
+} else if options.compareScenes.count >= 2 {
+    // Other scenes against the first in one weston session, one after another: the ratios
+    // compare runs on the same compositor under the same load, which a ratio of figures from
+    // separate runs (rates swing by 2x between runs on a shared machine) would not.
+    var results: [RunResult] = []
+    for scene in options.compareScenes {
+        var r = measure(
+            "demo \(scene)",
+            [
+                options.demo, scene, "--backend", "wayland", "--size", size, "--seconds", String(options.seconds),
+                "--report", reportPath
+            ] + options.extra.filter { $0 == "--no-hud" }, stopAfter: nil, report: reportPath)
+        // The scene's size as its report names it (views, images, points).
+        if let field = ["views", "images", "points", "rows"].first(where: { r.report?[$0] is Int }), let n = r.report?[field] as? Int {
+            r.name += " \(n) \(field)"
+        }
+        results.append(r)
+    }
+    printTable(results)
+    let reference = results[0]
+    for r in results.dropFirst() {
+        let ratio = r.presentedRate / max(reference.presentedRate, 1e-9)
+        let cpuRatio = r.cpuPerFrame / max(reference.cpuPerFrame, 1e-12)
+        print("\(r.name) / \(reference.name): presented-rate ratio \(f(ratio)), CPU per presented frame ratio \(f(cpuRatio))")
+    }
 } else {
     let peerName = (options.peer[0] as NSString).lastPathComponent
     let peer = measure(peerName, options.peer, stopAfter: options.seconds, report: nil)
