@@ -66,7 +66,8 @@ test: deps
 # runs before this target, after building Examples/. Before them, GoldenFrames runs offscreen on virtual time (no display needed):
 # Scripts/check-golden-frames compares two 60 Hz runs' PNG files byte for byte, and a 30 Hz run's
 # with the 60 Hz frames at the same virtual times.
-EXAMPLE_RUNS := "MovingViews --frames 60" "EasedScroll --frames 120" "Linker --frames 60" "TouchKiosk --frames 240 --fling 3000"
+EXAMPLE_RUNS := "MovingViews --frames 60" "EasedScroll --frames 120" "Linker --frames 60" "TouchKiosk --frames 240 --fling 3000" \
+  "Signage --frames 120"
 test-examples: deps
 	$(SWIFT) build --package-path Examples $(BUILD_FLAGS)
 	@awk '/^## Your first program/{f=1} f&&/^```swift/{c=1;next} c&&/^```/{exit} c{print}' README.md \

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.2
-// Five short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
+// Six short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
 // one binary for any display (a Wayland window when a compositor is reachable, else a DRM/KMS
 // output; GoldenFrames draws offscreen on virtual time). Build and run from the repository root:
 //   swift build --package-path Examples && Examples/.build/debug/MovingViews --frames 300
@@ -9,7 +9,7 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 let displayLink: [Target.Dependency] = [
     .product(name: "DisplaySurface", package: "DisplayLink"),  // a Wayland window or a KMS output
     .product(name: "DisplayLinkCore", package: "DisplayLink"),  // DisplayLink, DisplayFrame, …
-    .product(name: "GLESRenderer", package: "DisplayLink"),     // rounded rectangles and text
+    .product(name: "GLESRenderer", package: "DisplayLink"),     // rectangles, text, images, strokes
 ]
 
 let package = Package(
@@ -36,6 +36,10 @@ let package = Package(
             dependencies: displayLink + [.product(name: "Motion", package: "DisplayLink")],  // ListLayout
             swiftSettings: strict
         ),
+        // A signage board: an image carousel sliding on targetTimestamp, a ticker clipped to a
+        // band, a clock hand drawn as a stroke and turned by its layer's transform, a text field;
+        // --golden DIR writes its frames offscreen on virtual time.
+        .executableTarget(name: "Signage", dependencies: displayLink, swiftSettings: strict),
         // Moving views offscreen on virtual time, each frame a function of its target time, written
         // as PNG files (Scripts/check-golden-frames compares runs and rates).
         .executableTarget(name: "GoldenFrames", dependencies: displayLink, swiftSettings: strict),

@@ -4,6 +4,7 @@
 // meet, and two runs give the same files byte for byte (Scripts/check-golden-frames checks both).
 //
 //   GoldenFrames --out DIR [--refresh HZ] [--frames N]     (HZ: whole hertz, or N/D: N per D seconds)
+//   GoldenFrames --primitives DIR                          (one frame per renderer primitive: Primitives.swift)
 //
 // The views move in closed form (p = p0 + v·t + a·t²/2 from a seeded start), wrap around the edges
 // and are recycled at new seeded places when their lifetime ends: where view i is at time t comes
@@ -164,8 +165,22 @@ func value(of flag: String) -> String? {
     return CommandLine.arguments[i + 1]
 }
 
+if let directory = value(of: "--primitives") {
+    guard mkdir(directory, 0o755) == 0 || errno == EEXIST else {
+        print("GoldenFrames: cannot create \(directory): \(String(cString: strerror(errno)))")
+        exit(1)
+    }
+    do {
+        try Primitives.write(to: directory)
+        print("GoldenFrames: \(Primitives.names.map { directory + "/" + $0 + ".png" }.joined(separator: ", "))")
+        exit(0)
+    } catch {
+        print("GoldenFrames: \(error)")
+        exit(1)
+    }
+}
 guard let directory = value(of: "--out") else {
-    print("usage: GoldenFrames --out DIR [--refresh HZ] [--frames N]")
+    print("usage: GoldenFrames --out DIR [--refresh HZ] [--frames N] | --primitives DIR")
     exit(2)
 }
 guard let rate = refreshRate(value(of: "--refresh") ?? "60") else {
