@@ -1,8 +1,9 @@
 internal import CGLES
 import EGLGraphics
 
-/// A batched GLES renderer: rounded rectangles and text in layers, one draw call per layer and
-/// kind (rectangles, glyphs), clipped per layer with the scissor.
+/// A batched GLES renderer: rounded rectangles, text, images and strokes in layers, one draw call
+/// per layer and kind (rectangles, a run of one image, strokes, glyphs), clipped per layer with
+/// the scissor and moved by the layer's transform (groups: ``makeLayer(reserving:in:)``).
 ///
 /// What it makes the rasteriser do (on a software rasteriser every pixel touched is CPU time):
 /// - Opaque first, front to back (GLES 3 with a depth buffer): the inside of every opaque
