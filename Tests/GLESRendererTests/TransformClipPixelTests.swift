@@ -100,4 +100,32 @@ struct TransformClipPixelTests {
         #expect(p.rgba(200, 30, width: 256) == [0, 0, 255, 255])
         #expect(renderer.hiddenRects == 0)
     }
+
+    @Test("a transformed layer cached in a texture shows what it shows drawn directly, moved again when only its transform changes")
+    func cachedTransformedLayer() throws {
+        let target = try OffscreenTarget()
+        var pictures: [[UInt8]] = []
+        for cached in [false, true] {
+            let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+            let layer = renderer.makeLayer()
+            renderer.setCached(layer, cached)
+            for angle in [Float(0.2), 0.9] {
+                renderer.setTransform(layer, .rotation(radians: angle, about: Point(x: 128, y: 128)))
+                renderer.beginFrame(width: 256, height: 256, clearColor: Self.black)
+                if angle == 0.2 || !cached {
+                    renderer.addRect(layer, Rect(x: 100, y: 40, width: 56, height: 90), color: Self.red, cornerRadius: 6)
+                    renderer.addText(layer, "dial", x: 108, baseline: 70, face: 0, color: RGBA(1, 1, 1))
+                }
+                renderer.endFrame()
+                if cached && angle == 0.9 { #expect(renderer.uploads == 0) }
+                pictures.append(target.pixels())
+            }
+        }
+        for (direct, cached) in [(pictures[0], pictures[2]), (pictures[1], pictures[3])] {
+            var worst = 0
+            for i in direct.indices { worst = max(worst, abs(Int(direct[i]) - Int(cached[i]))) }
+            #expect(worst <= 2, "largest difference \(worst)/255")
+        }
+        #expect(pictures[0] != pictures[1])
+    }
 }
