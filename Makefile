@@ -216,10 +216,11 @@ test-sanitizers: test-pure-sanitizers
 
 # Benchmarks (not part of make test): frame dispatch and scene update+encode with allocation
 # counts (package-benchmark); instructions per frame of the demo's client under callgrind (bounce at
-# 60 and 20,000 views at 250x250, 200 images at 250x250, scroll at 640x480, each with the part spent
-# in Mesa's rasteriser, and weston-simple-egl counted the same way; the stable figure on a shared
-# machine); then side by side under one weston: bounce at 60 vs 20,000 views, the presented rate of
-# the images scene against bounce at 60 views measured in the same run, the demo's bounce vs
+# 60 and 20,000 views at 250x250, 200 images and a stroke growing to 2,000 points at 250x250, scroll
+# at 640x480, each with the part spent in Mesa's rasteriser, and weston-simple-egl counted the same
+# way; the stable figure on a shared machine); then side by side under one weston: bounce at 60 vs
+# 20,000 views, the presented rate of the images and stroke scenes against bounce at 60 views
+# measured in the same run, the demo's bounce vs
 # weston-simple-egl (CPU per presented frame), and the demo's bounce without its HUD vs a peer
 # drawing the same 60 views as a plain GLES 2 client would (Benchmarks/Peers/naive-views.c: one
 # draw call per view, every frame whole; built here with the toolchain's clang).
@@ -237,7 +238,7 @@ bench: deps $(NAIVE_PEER)
 	cd Benchmarks && $(SWIFT) build -c release --product PacingBenchmark
 	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene bounce \
 	  --compare-views 60,20000 --seconds $(PACING_SECONDS)
-	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --compare-scenes bounce,images \
+	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --compare-scenes bounce,images,stroke \
 	  --seconds $(PACING_SECONDS)
 	Benchmarks/.build/release/PacingBenchmark --demo .build/release/displaylink-demo --scene bounce \
 	  --views 60 --seconds $(PACING_SECONDS)

@@ -6,7 +6,10 @@ struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "displaylink-demo",
         abstract: "Runs a display link and prints or reports its frame timing.",
-        subcommands: [BounceCommand.self, ImagesCommand.self, ScrollCommand.self, QuadCommand.self, FollowCommand.self, MockCommand.self]
+        subcommands: [
+            BounceCommand.self, ImagesCommand.self, StrokeCommand.self, ScrollCommand.self, QuadCommand.self, FollowCommand.self,
+            MockCommand.self
+        ]
     )
 
     /// Bad arguments exit with status 2 and a message saying what is wrong; everything else

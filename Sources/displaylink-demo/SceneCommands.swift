@@ -65,6 +65,27 @@ struct ImagesCommand: SceneCommand {
     }
 }
 
+struct StrokeCommand: SceneCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stroke",
+        abstract: "A live polyline: one stroke growing by --points-per-frame points a frame along a curve up to --points, then again."
+    )
+    @Option(help: "Points of the full stroke (2…200000).")
+    var points: Int = 2000
+    @Option(name: .customLong("points-per-frame"), help: "Points appended each frame (1…10000).")
+    var pointsPerFrame: Int = 10
+    @OptionGroup var options: RunOptions
+
+    func validate() throws {
+        try requireInRange(points, 2...200_000, option: "points")
+        try requireInRange(pointsPerFrame, 1...10_000, option: "points-per-frame")
+    }
+
+    func makeScene(renderer: Renderer, width: Int32, height: Int32) -> Scene {
+        StrokeScene(renderer: renderer, points: points, pointsPerFrame: pointsPerFrame, width: width, height: height)
+    }
+}
+
 struct ScrollCommand: SceneCommand {
     static let configuration = CommandConfiguration(
         commandName: "scroll",

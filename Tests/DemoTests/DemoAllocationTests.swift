@@ -20,10 +20,12 @@ struct DemoAllocationTests {
         try expectNoAllocation(scene + ["--backend", "wayland"], weston: weston)
     }
 
-    /// The images scene's pictures are uploaded at set-up; its frames add instances only.
+    /// The images scene's pictures are uploaded at set-up; its frames add instances only. The
+    /// stroke scene's stroke grows through these frames (it is full at frame 200): its arrays,
+    /// and the renderer's, have their final size from the set-up and the warm-up frame.
     @Test(
-        "offscreen on virtual time: frames 40 to 140 allocate nothing (bounce with its HUD, 200 images)",
-        arguments: [["bounce", "--views", "60"], ["images"]])
+        "offscreen on virtual time: frames 40 to 140 allocate nothing (bounce with its HUD, 200 images, a growing stroke)",
+        arguments: [["bounce", "--views", "60"], ["images"], ["stroke"]])
     func noAllocationPerFrameOffscreen(scene: [String]) throws {
         try expectNoAllocation(scene + ["--backend", "offscreen"], weston: nil)
     }

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import GLESRenderer
 import Scenes
 
 /// The images scene's layout (``ImageField``) and the stroke scene's growth, without a GL
 /// context: what each frame draws follows from the time (images) or the frame count (stroke)
-/// alone. The scenes drawn in the demo are in DemoAllocationTests and the `--frames` runs below.
+/// alone. The scenes as the demo draws them are in DemoAllocationTests.
 @Suite("The images and stroke scenes")
 struct DemoImagesStrokeTests {
     @Test("the images' layout is a pure function of time: the same at a time however reached, within the bounds, the same per seed")
@@ -39,5 +40,28 @@ struct DemoImagesStrokeTests {
         let pictures = (0..<ImagePatterns.count).map(ImagePatterns.rgba)
         #expect(pictures.allSatisfy { $0.count == ImagePatterns.side * ImagePatterns.side * 4 })
         #expect(Set(pictures).count == ImagePatterns.count)
+    }
+
+    @Test("the stroke has min(10·N, 2000) points after N frames, then starts over, appended to in place")
+    func strokeGrowsAndStartsOver() {
+        var polyline = GrowingPolyline(width: 250, height: 250, color: RGBA(1, 1, 1))
+        // Full before the first frame: its arrays sized once, at set-up.
+        #expect(polyline.stroke.points.count == 2000)
+        let capacity = polyline.stroke.points.capacity
+        for n in 1...450 {
+            polyline.step()
+            let expected = ((n - 1) % 200 + 1) * 10
+            #expect(polyline.count == expected, "after \(n) frames")
+            #expect(polyline.stroke.points.count == expected, "after \(n) frames")
+            #expect(polyline.stroke.points.capacity == capacity, "after \(n) frames")
+        }
+        // Each cycle walks the same curve, its points a few points apart and within the bounds.
+        let points = polyline.stroke.points
+        #expect(points.first == polyline.point(0))
+        for (a, b) in zip(points, points.dropFirst()) {
+            let d = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+            #expect(d > 0 && d < 3)
+        }
+        #expect(points.allSatisfy { $0.x >= 0 && $0.x <= 250 && $0.y >= 0 && $0.y <= 250 })
     }
 }
