@@ -161,7 +161,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "DemoTests", dependencies: ["DisplayLinkWaylandTesting", "WaylandBackend", "displaylink-demo"], swiftSettings: strict),
+            name: "DemoTests",
+            dependencies: ["DisplayLinkWaylandTesting", "WaylandBackend", "displaylink-demo", "Scenes", "GLESRenderer"],
+            swiftSettings: strict),
         .testTarget(
             name: "DisplaySurfaceTests",
             dependencies: ["DisplaySurface", "OffscreenBackend", "DisplayLinkCore", "DisplayLinkWaylandTesting", "EGLGraphics",

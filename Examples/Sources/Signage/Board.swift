@@ -96,8 +96,8 @@ final class Board {
 
     /// Adds the board as it is `t` seconds after the start (between beginFrame and endFrame).
     func draw(at t: Double, text: String, caretOn: Bool) {
-        let (w, h) = size
-        renderer.addRect(background, Rect(x: 0, y: 0, width: w, height: h), color: RGBA(0.07, 0.08, 0.11))
+        // The board's own colour is the frame's clear colour: no rectangle over the whole screen
+        // (a software rasteriser shades every pixel of it).
         renderer.addRect(background, Rect(x: 20, y: 30, width: 260, height: 170), color: RGBA(0.13, 0.15, 0.2), cornerRadius: 12)
         renderer.addRect(background, bandFrame, color: RGBA(0.13, 0.15, 0.2))
 
