@@ -87,7 +87,8 @@ final class SharedGPUResources {
     func useGlyphs(viewport: (Float, Float), depth: (Float, Float), transform: Transform2D = .identity) {
         updateAtlasTexture()
         programs.useGlyphs(
-            viewport: viewport, depth: depth, transform: transform, atlasSize: (Float(atlas.width), Float(atlas.height)), atlasTexture: atlasTexture)
+            viewport: viewport, depth: depth, transform: transform, atlasSize: (Float(atlas.width), Float(atlas.height)),
+            atlasTexture: atlasTexture)
     }
 
     /// Uploads the glyphs rasterised since the last upload: the rows from the packer's shelf then

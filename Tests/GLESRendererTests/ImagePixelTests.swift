@@ -67,8 +67,9 @@ struct ImagePixelTests {
         let p = target.pixels()
         #expect(p.rgba(5, 5, width: 256) == [255, 0, 0, 255])
         let half = p.rgba(25, 5, width: 256)
-        #expect(abs(Int(half[0]) - 128) <= 1 && abs(Int(half[1]) - 128) <= 1 && abs(Int(half[2]) - 128) <= 1 && half[3] == 255,
-                "half-opaque yellow over blue: \(half)")
+        #expect(
+            abs(Int(half[0]) - 128) <= 1 && abs(Int(half[1]) - 128) <= 1 && abs(Int(half[2]) - 128) <= 1 && half[3] == 255,
+            "half-opaque yellow over blue: \(half)")
         // Two images in one layer, of one texture: one draw call.
         #expect(renderer.drawCalls == 1)
     }

@@ -84,7 +84,8 @@ enum Primitives {
         func images() {
             renderer.addImage(plain, quadrants, in: Rect(x: 16, y: 16, width: 4, height: 4))
             renderer.addImage(plain, quadrants, in: Rect(x: 32, y: 16, width: 64, height: 64))
-            renderer.addImage(plain, quadrants, in: Rect(x: 112, y: 16, width: 48, height: 48), source: Rect(x: 2, y: 2, width: 2, height: 2))
+            renderer.addImage(
+                plain, quadrants, in: Rect(x: 112, y: 16, width: 48, height: 48), source: Rect(x: 2, y: 2, width: 2, height: 2))
             for k in 0..<8 {
                 renderer.addRect(plain, Rect(x: 16 + Float(k) * 28, y: 112, width: 14, height: 128), color: RGBA(0.9, 0.8, 0.2))
             }
@@ -161,7 +162,7 @@ enum Primitives {
     enum Palette {
         static let colors: [RGBA] = [
             RGBA(0.96, 0.36, 0.27), RGBA(0.98, 0.69, 0.20), RGBA(0.55, 0.80, 0.30), RGBA(0.20, 0.72, 0.66),
-            RGBA(0.25, 0.55, 0.95), RGBA(0.56, 0.40, 0.90), RGBA(0.90, 0.35, 0.70), RGBA(0.95, 0.95, 0.95),
+            RGBA(0.25, 0.55, 0.95), RGBA(0.56, 0.40, 0.90), RGBA(0.90, 0.35, 0.70), RGBA(0.95, 0.95, 0.95)
         ]
     }
 }
