@@ -11,13 +11,12 @@ extension Renderer {
     /// Uploads RGBA pixels (straight alpha, rows top to bottom, `width*4` bytes each) as an
     /// image, once; drawn with ``addImage(_:_:in:source:tint:opacity:)`` as often as wanted.
     public func makeImage(width: Int, height: Int, rgba pixels: [UInt8]) throws(ImageError) -> ImageID {
-        guard width > 0, height > 0, pixels.count == width * height * 4 else {
+        guard width > 0, height > 0, pixels.count == ImageError.byteCount(width, height) else {
             throw .sizeMismatch(width: width, height: height, bytes: pixels.count)
         }
-        var maximum: GLint = 0
-        glGetIntegerv(GLenum(GL_MAX_TEXTURE_SIZE), &maximum)
-        guard width <= Int(maximum), height <= Int(maximum) else {
-            throw .tooLarge(width: width, height: height, maximum: Int(maximum))
+        let maximum = maximumImageSide
+        guard width <= maximum, height <= maximum else {
+            throw .tooLarge(width: width, height: height, maximum: maximum)
         }
         // Premultiplied, as everything the renderer blends.
         var premultiplied = pixels
@@ -44,14 +43,22 @@ extension Renderer {
             throw .gl(GLError(message: "glTexImage2D of \(width)×\(height) failed (GL error 0x\(String(status, radix: 16)))"))
         }
         imageStore.entries.append(.init(texture: texture, width: width, height: height))
-        return ImageID(slot: imageStore.entries.count - 1)
+        return ImageID(slot: imageStore.entries.count - 1, renderer: ObjectIdentifier(self))
+    }
+
+    /// The largest image side this GL driver takes (`GL_MAX_TEXTURE_SIZE`).
+    public var maximumImageSide: Int {
+        var maximum: GLint = 0
+        glGetIntegerv(GLenum(GL_MAX_TEXTURE_SIZE), &maximum)
+        return Int(maximum)
     }
 
     /// Reads a PNG file (any colour type) and uploads it as ``makeImage(width:height:rgba:)`` does.
     public func makeImage(contentsOfPNG path: String) throws(ImageError) -> ImageID {
         let image: (width: Int, height: Int, rgba: [UInt8])
         do {
-            image = try PNGImage.read(path: path)
+            // No larger than the driver takes: a small file cannot make the reader decode more.
+            image = try PNGImage.read(path: path, maximumSide: min(PNGImage.maximumSide, maximumImageSide))
         } catch {
             throw .unreadable(path: path, reason: error.reason)
         }
@@ -60,16 +67,24 @@ extension Renderer {
 
     /// An image's size in pixels (nil once deleted).
     public func imageSize(_ image: ImageID) -> (width: Int, height: Int)? {
-        guard imageStore.entries.indices.contains(image.slot), let entry = imageStore.entries[image.slot] else { return nil }
+        guard image.renderer == ObjectIdentifier(self), imageStore.entries.indices.contains(image.slot),
+            let entry = imageStore.entries[image.slot]
+        else { return nil }
         return (entry.width, entry.height)
     }
 
     /// Deletes an image's texture. Layers that still name it draw nothing for it.
     public func deleteImage(_ image: ImageID) {
-        guard imageStore.entries.indices.contains(image.slot), let entry = imageStore.entries[image.slot] else { return }
+        guard imageSize(image) != nil, let entry = imageStore.entries[image.slot] else { return }
         var texture = entry.texture
         glDeleteTextures(1, &texture)
         imageStore.entries[image.slot] = nil
+        // Where a layer showed it changes (retained and cached layers hold it on).
+        let slot = Float(image.slot)
+        for i in layers.indices where RendererLayer.holds(slot, layers[i].images) || RendererLayer.holds(slot, layers[i].previousImages) {
+            layers[i].imagesDeleted = true
+            layers[i].imagesStale = true
+        }
     }
 
     /// An image drawn into `rect` (points, scaled to fit), cropped to `source` (the image's

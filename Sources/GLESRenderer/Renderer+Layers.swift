@@ -6,7 +6,7 @@ internal import CGLES
 extension Renderer {
     /// Adds a layer, drawn after the ones made before it. Make layers at set-up, not per frame.
     /// - Parameters:
-    ///   - capacity: sizes its buffers for that many rectangles, glyphs and stroke segments.
+    ///   - capacity: sizes its buffers for that many rectangles, images, glyphs and stroke segments.
     ///   - parent: the group it belongs to: it is drawn within the parent's clip and through the
     ///     parent's transform (after its own). Nil: the screen.
     public func makeLayer(reserving capacity: Int = 256, in parent: LayerID? = nil) -> LayerID {
@@ -28,9 +28,11 @@ extension Renderer {
         layer.opaqueBuffer = buffers[2]
         layer.imageBuffer = buffers[3]
         layer.strokeBuffer = buffers[4]
+        layer.images.reserveCapacity(capacity * Renderer.imageFloats)
+        layer.previousImages.reserveCapacity(capacity * Renderer.imageFloats)
         layer.parent = parent.flatMap { layers.indices.contains($0) ? $0 : nil }
         layers.append(layer)
-        updatePlacement()
+        updatePlacement(from: layers.count - 1)
         return layers.count - 1
     }
 
@@ -40,7 +42,7 @@ extension Renderer {
     /// than a multiple of 90° it clips to the rotated rectangle's bounding box.
     public func setClip(_ layer: LayerID, _ clip: Rect?) {
         layers[layer].pointClip = clip
-        updatePlacement()
+        updatePlacement(from: layer)
     }
 
     /// Moves a layer (and the layers in it) by `transform` (points, into its parent's
@@ -48,16 +50,23 @@ extension Renderer {
     /// to the layer is laid out in its own coordinates. Changing it re-uploads nothing.
     public func setTransform(_ layer: LayerID, _ transform: Transform2D) {
         layers[layer].pointTransform = transform
-        updatePlacement()
+        updatePlacement(from: layer)
     }
 
     /// The transform set on a layer (its own, not its parent's).
     public func transform(_ layer: LayerID) -> Transform2D { layers[layer].pointTransform }
 
-    /// Brings every layer's screen transform and clip (pixels) up to date with what is set, in
-    /// order: a parent is made before the layers in it, so its own are ready first.
-    func updatePlacement() {
-        for i in layers.indices {
+    /// Brings the screen transform and clip (pixels) of layer `first` and the layers in it (made
+    /// after it, at any depth) up to date with what is set; nil: of every layer (the scale
+    /// changed). A parent is made before the layers in it, so its own are ready first.
+    func updatePlacement(from first: Int? = nil) {
+        placementEpoch &+= 1
+        for i in (first ?? 0)..<layers.count {
+            if let first, i != first {
+                // Only the layers within `first`: their parent was brought up to date just now.
+                guard let parent = layers[i].parent, layers[parent].placementEpoch == placementEpoch else { continue }
+            }
+            layers[i].placementEpoch = placementEpoch
             let own = layers[i].pointTransform
             var transform: Transform2D? =
                 own.isIdentity

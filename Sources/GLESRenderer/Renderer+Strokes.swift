@@ -36,38 +36,58 @@ extension Renderer {
     /// Adds `stroke` (points) to a layer: its segments are copied, scaled to pixels, after the
     /// layer's other strokes. A stroke wholly outside the viewport or the layer's clip is dropped.
     public func addStroke(_ layer: LayerID, _ stroke: Stroke) {
-        let b = stroke.pointBounds
-        guard stroke.segmentCount > 0, !b.isEmpty, stroke.width > 0 else { return }
-        let s = scale
-        // The ink reaches half the width (a miter's tip up to the limit) from the points; the
-        // antialiased edge half a pixel more.
-        let pad = stroke.reach * s + 1
-        let x = b.minX * s - pad, y = b.minY * s - pad
-        let w = (b.maxX - b.minX) * s + 2 * pad, h = (b.maxY - b.minY) * s + 2 * pad
-        guard isVisible(layer, x, y, w, h) else { return }
-        // Copied whole (no reallocation once the layer's array has grown), then points to
-        // pixels in place: the segments' eight coordinates and half width.
-        let first = layers[layer].strokes.count
+        guard stroke.segmentCount > 0, stroke.width > 0,
+            let first = beginStroke(layer, stroke.pointBounds, halfWidth: stroke.width * 0.5, miterFactor: stroke.miterFactor)
+        else { return }
+        // Copied whole (no reallocation once the layer's array has grown), then scaled in place.
         layers[layer].strokes.append(contentsOf: stroke.instances)
-        if s != 1 {
-            layers[layer].strokes.withUnsafeMutableBufferPointer { floats in
-                var k = first
-                while k < floats.count {
-                    for j in 0..<8 { floats[k + j] *= s }
-                    floats[k + 12] *= s
-                    k += Stroke.instanceFloats
-                }
-            }
-        }
-        layers[layer].bounds.add(x, y, w, h)
+        scaleStrokes(layer, from: first)
     }
 
-    /// A straight line from `from` to `to` (points).
+    /// A straight line from `from` to `to` (points), encoded straight into the layer (nothing
+    /// allocated once the layer's array has grown).
     public func addLine(_ layer: LayerID, from: Point, to: Point, width: Float, color: RGBA, cap: Stroke.Cap = .butt) {
-        var stroke = Stroke(width: width, color: color, cap: cap)
-        stroke.append(from)
-        stroke.append(to)
-        addStroke(layer, stroke)
+        guard width > 0, from != to else { return }
+        var b = Bounds()
+        b.add(from.x, from.y, 0, 0)
+        b.add(to.x, to.y, 0, 0)
+        guard let first = beginStroke(layer, b, halfWidth: width * 0.5, miterFactor: 1) else { return }
+        let kind: Stroke.EndKind = cap == .round ? .roundCap : .buttCap
+        Stroke.appendInstance(
+            previous: from, from: from, to: to, next: to, color: color, halfWidth: width * 0.5, startKind: kind, endKind: kind,
+            miterLimit: 4, to: &layers[layer].strokes)
+        scaleStrokes(layer, from: first)
+    }
+
+    /// Where segments about to be added to a layer start in its stroke array, after adding their
+    /// bounds (points `b`, padded by how far their ink reaches) to the layer's; nil when they are
+    /// wholly outside the viewport or the layer's clip (not added).
+    private func beginStroke(_ layer: LayerID, _ b: Bounds, halfWidth: Float, miterFactor: Float) -> Int? {
+        guard !b.isEmpty else { return nil }
+        let s = scale
+        // The ink reaches half the width and half a pixel from the points (a miter's tip that
+        // many times as far), so 1 px on top keeps the antialiased edge inside.
+        let pad = (halfWidth * s + 1) * miterFactor
+        let x = b.minX * s - pad, y = b.minY * s - pad
+        let w = (b.maxX - b.minX) * s + 2 * pad, h = (b.maxY - b.minY) * s + 2 * pad
+        guard isVisible(layer, x, y, w, h) else { return nil }
+        layers[layer].bounds.add(x, y, w, h)
+        return layers[layer].strokes.count
+    }
+
+    /// Scales the segments from float `first` on from points to pixels, in place: their eight
+    /// coordinates and half width.
+    private func scaleStrokes(_ layer: LayerID, from first: Int) {
+        let s = scale
+        guard s != 1 else { return }
+        layers[layer].strokes.withUnsafeMutableBufferPointer { floats in
+            var k = first
+            while k < floats.count {
+                for j in 0..<8 { floats[k + j] *= s }
+                floats[k + 12] *= s
+                k += Stroke.instanceFloats
+            }
+        }
     }
 
     /// Number of stroke segments in a layer this frame.

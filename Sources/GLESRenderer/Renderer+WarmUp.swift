@@ -50,6 +50,13 @@ extension Renderer {
         let minimumOverdraw = depthPassMinimumOverdraw
         let part = Bounds(minX: 1, minY: 1, maxX: Float(width) - 1, maxY: Float(height) - 1)  // partial, over every layer and clip edge
         let partly = partialRedraws ?? (usesPartialRedraw && EGLCurrentSurface.tellsBufferAge)
+        // Every layer keeps its contents through the passes (a layer that is not retained would
+        // swap them out at the first pass's end and draw nothing in the others).
+        var retained = [Bool]()
+        for i in layers.indices {
+            retained.append(layers[i].retained)
+            layers[i].retained = true
+        }
         for overdraw in [Float.infinity, 0] {
             depthPassMinimumOverdraw = overdraw
             for redraw in partly ? [Bounds.everything, part] : [Bounds.everything] {
@@ -60,6 +67,7 @@ extension Renderer {
         }
         forcedRedraw = nil
         depthPassMinimumOverdraw = minimumOverdraw
+        for i in layers.indices { layers[i].retained = retained[i] }
         layers[layer].reset()
         invalidateBuffers()
         finish()

@@ -19,7 +19,8 @@ import EGLGraphics
 ///   covers more than ``partialRedrawMaximumCoverage`` of the surface, everything. This
 ///   assumes every ``endFrame()`` is presented (swapped) before the next; ``warmUp(partialRedraws:)`` and
 ///   ``invalidateBuffers()`` start over.
-/// - Rectangles and glyphs wholly outside the viewport or their layer's clip are dropped when added.
+/// - What is wholly outside the viewport or its layer's clip is dropped when added, in a layer
+///   without a transform (set a layer's clip before adding to it); a transformed layer keeps all.
 /// - Cached layers (``setCached(_:_:)``): a layer that changes rarely (a HUD) is drawn into a
 ///   texture when it changes and composited from it as one quad per frame, which costs a software
 ///   rasteriser far less than the layer's many small blended instances.
@@ -93,6 +94,8 @@ public final class Renderer {
     var warmUpLayer: LayerID?
     /// What the warm-up draws its images with (made at the first warm-up).
     var warmUpImage: ImageID?
+    /// Counts ``updatePlacement(from:)`` passes.
+    var placementEpoch = 0
     /// Programs, quad and atlas texture, shared with the ``ScrollCache`` drawn under the layers.
     let shared: SharedGPUResources
     let programs: RectGlyphPrograms
@@ -223,18 +226,14 @@ public final class Renderer {
         layers[layer].area += w * h
     }
 
-    /// Whether a rectangle (the layer's pixels) can show: not empty, and on screen (through the
-    /// layer's transform) inside the viewport and the layer's clip.
+    /// Whether a rectangle (the layer's pixels) can show: not empty, and for a layer without a
+    /// transform inside the viewport and the layer's clip.
     @inline(__always)
     func isVisible(_ layer: LayerID, _ x: Float, _ y: Float, _ w: Float, _ h: Float) -> Bool {
         guard w > 0, h > 0 else { return false }
-        var (x, y, w, h) = (x, y, w, h)
-        if let transform = layers[layer].transform {
-            var b = Bounds()
-            b.add(x, y, w, h)
-            b = b.transformed(by: transform)
-            (x, y, w, h) = (b.minX, b.minY, b.maxX - b.minX, b.maxY - b.minY)
-        }
+        // A transformed layer keeps everything it is given: its transform (or its group's) may
+        // bring it into view in a later frame without it being added again (a retained layer).
+        guard layers[layer].transform == nil else { return true }
         guard x < Float(width), y < Float(height), x + w > 0, y + h > 0 else { return false }
         guard let clip = layers[layer].clip else { return true }
         return x < clip.x + clip.width && y < clip.y + clip.height && x + w > clip.x && y + h > clip.y
@@ -258,7 +257,7 @@ public final class Renderer {
             let glyphsChanged = layers[i].glyphs != layers[i].previousGlyphs
             layers[i].rectsChanged = rectsChanged
             layers[i].glyphsChanged = glyphsChanged
-            layers[i].imagesChanged = layers[i].images != layers[i].previousImages
+            layers[i].imagesChanged = layers[i].images != layers[i].previousImages || layers[i].imagesDeleted
             if glyphsChanged { layers[i].glyphsStale = true }
             if layers[i].imagesChanged { layers[i].imagesStale = true }
             layers[i].strokesChanged = layers[i].strokes != layers[i].previousStrokes
@@ -284,7 +283,7 @@ public final class Renderer {
 
         guard var (x0, y0, x1, y1) = pixelRegion(redraw) else {
             redrawn = .none
-            for i in layers.indices { layers[i].keepAsPrevious(changed: layers[i].changed) }
+            for i in layers.indices { layers[i].keepAsPrevious(changed: layers[i].contentsChanged) }
             return
         }
         // A forced region (the warm-up's) stays as it is: it builds the partial paths' shaders.
@@ -366,7 +365,7 @@ public final class Renderer {
                     drawContents(layer: i, depthStep: depthStep)
                 }
             }
-            layers[i].keepAsPrevious(changed: layers[i].changed)
+            layers[i].keepAsPrevious(changed: layers[i].contentsChanged)
             if !layers[i].rectsStale { layers[i].keepVisibleAsPrevious() }
         }
         glDisable(GLenum(GL_SCISSOR_TEST))
@@ -439,9 +438,13 @@ public final class Renderer {
             setScissor(region, partial: partial)
             return true
         }
-        // The clip in GL's coordinates (bottom-left origin), on whole pixels.
-        var x0 = GLint(clip.x), y0 = GLint(Float(height) - clip.y - clip.height)
-        var x1 = x0 + GLsizei(clip.width), y1 = y0 + GLsizei(clip.height)
+        // The clip in GL's coordinates (bottom-left origin), on whole pixels within the viewport
+        // (a transform can put a clip anywhere, or make it not a number: nothing is left then).
+        let w = Float(width), h = Float(height)
+        let left = clip.x, right = clip.x + clip.width, top = h - clip.y - clip.height, bottom = h - clip.y
+        guard left < w, right > 0, top < h, bottom > 0 else { return false }
+        var x0 = GLint(max(0, left)), y0 = GLint(max(0, top))
+        var x1 = x0 + GLsizei(min(w, right) - max(0, left)), y1 = y0 + GLsizei(min(h, bottom) - max(0, top))
         if partial {
             x0 = max(x0, region.0); y0 = max(y0, region.1)
             x1 = min(x1, region.0 + region.2); y1 = min(y1, region.1 + region.3)

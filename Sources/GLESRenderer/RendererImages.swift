@@ -4,6 +4,8 @@ internal import CGLES
 /// of its own, drawn with ``Renderer/addImage(_:_:in:source:tint:opacity:)``.
 public struct ImageID: Sendable, Hashable {
     let slot: Int
+    /// The renderer that made it (another renderer's image draws nothing).
+    let renderer: ObjectIdentifier
 }
 
 /// Why an image could not be made.
@@ -21,11 +23,22 @@ public enum ImageError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .unreadable(let path, let reason): "cannot use image \(path): \(reason)"
         case .sizeMismatch(let w, let h, let bytes):
-            "an image of \(w)×\(h) pixels needs \(w * h * 4) bytes of RGBA, \(bytes) were given"
+            "an image of \(w)×\(h) pixels needs \(ImageError.byteCount(w, h).map(String.init) ?? "more") bytes of RGBA, "
+                + "\(bytes) were given"
         case .tooLarge(let w, let h, let maximum):
             "an image of \(w)×\(h) pixels is larger than this GL driver's textures (\(maximum) a side): scale it down first"
         case .gl(let error): "cannot upload an image: \(error)"
         }
+    }
+}
+
+extension ImageError {
+    /// `width`·`height`·4, or nil when that overflows (or a side is negative).
+    static func byteCount(_ width: Int, _ height: Int) -> Int? {
+        guard width >= 0, height >= 0 else { return nil }
+        let (pixels, o1) = width.multipliedReportingOverflow(by: height)
+        let (bytes, o2) = pixels.multipliedReportingOverflow(by: 4)
+        return o1 || o2 ? nil : bytes
     }
 }
 

@@ -14,6 +14,8 @@ struct RendererLayer {
     /// The transform from this layer's pixels to the screen's (its own and its ancestors',
     /// scaled to pixels); nil: none (the identity).
     var transform: Transform2D?
+    /// The ``Renderer/updatePlacement(from:)`` pass that last brought it up to date.
+    var placementEpoch = 0
     var drawTransform: Transform2D { transform ?? .identity }
     /// The previous frame's transform and clip: a change of either moves what the layer shows.
     var previousTransform: Transform2D?
@@ -46,7 +48,15 @@ struct RendererLayer {
     var imageBuffer: GLuint = 0
     var imagesChanged = true
     var imagesStale = true
+    /// An image drawn in this layer was deleted (``Renderer/deleteImage(_:)``): where it was
+    /// changes though the instances do not.
+    var imagesDeleted = false
     var imageCount: Int { images.count / Renderer.imageFloats }
+
+    /// Whether image instances `data` draw the image in `slot`.
+    static func holds(_ slot: Float, _ data: ContiguousArray<Float>) -> Bool {
+        stride(from: Renderer.imageFloats - 1, to: data.count, by: Renderer.imageFloats).contains { data[$0] == slot }
+    }
     /// The insides of the opaque rectangles, last added first: x y w h r g b index.
     var opaque = ContiguousArray<Float>()
     var opaqueBuffer: GLuint = 0
@@ -97,6 +107,7 @@ struct RendererLayer {
         previousBounds = screenBounds
         previousTransform = transform
         previousClip = clip
+        imagesDeleted = false
     }
 
     /// Whether the transform or clip differ from the previous frame's.
@@ -121,8 +132,10 @@ struct RendererLayer {
         rects.count / Renderer.rectFloats + imageCount + strokes.count / Renderer.strokeFloats + glyphs.count / Renderer.glyphFloats
     }
 
-    /// Whether this frame's contents or placement differ from the previous frame's.
-    var changed: Bool { rectsChanged || glyphsChanged || imagesChanged || strokesChanged || placementChanged }
+    /// Whether this frame's contents differ from the previous frame's.
+    var contentsChanged: Bool { rectsChanged || glyphsChanged || imagesChanged || strokesChanged }
+    /// Whether its contents or placement differ from the previous frame's.
+    var changed: Bool { contentsChanged || placementChanged }
 
     /// Empty now and in the reference: the next frame sees no change here.
     mutating func reset() {

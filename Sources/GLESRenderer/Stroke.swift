@@ -53,8 +53,12 @@ public struct Stroke: Sendable {
     /// longest miter for miter joins.
     var reach: Float {
         let half = width * 0.5
-        return join == .miter ? half * max(1, miterLimit) : half
+        return half * miterFactor
     }
+
+    /// How many times half the width (plus its antialiased half pixel) a join's ink may reach
+    /// from its point: a miter's tip up to the limit, or 8 (beyond which the shader joins round).
+    var miterFactor: Float { join == .miter ? min(max(1, miterLimit), 8) : 1 }
 
     /// Number of segment instances.
     var segmentCount: Int { instances.count / Stroke.instanceFloats }
@@ -79,13 +83,24 @@ public struct Stroke: Sendable {
             instances[base + Stroke.endKindOffset] = joinKind.rawValue
             startKind = joinKind
         }
-        instances.append(previous.x); instances.append(previous.y); instances.append(last.x); instances.append(last.y)
-        instances.append(point.x); instances.append(point.y); instances.append(point.x); instances.append(point.y)
-        instances.append(color.r); instances.append(color.g); instances.append(color.b); instances.append(color.a)
-        instances.append(width * 0.5); instances.append(startKind.rawValue); instances.append(capKind.rawValue)
-        instances.append(miterLimit)
+        Stroke.appendInstance(
+            previous: previous, from: last, to: point, next: point, color: color, halfWidth: width * 0.5,
+            startKind: startKind, endKind: capKind, miterLimit: miterLimit, to: &instances)
         points.append(point)
         pointBounds.add(point.x, point.y, 0, 0)
+    }
+
+    /// Appends one segment instance (``instanceFloats`` floats) to `data`.
+    @inline(__always)
+    static func appendInstance(
+        previous: Point, from p0: Point, to p1: Point, next: Point, color: RGBA, halfWidth: Float,
+        startKind: EndKind, endKind: EndKind, miterLimit: Float, to data: inout ContiguousArray<Float>
+    ) {
+        data.append(previous.x); data.append(previous.y); data.append(p0.x); data.append(p0.y)
+        data.append(p1.x); data.append(p1.y); data.append(next.x); data.append(next.y)
+        data.append(color.r); data.append(color.g); data.append(color.b); data.append(color.a)
+        data.append(halfWidth); data.append(startKind.rawValue); data.append(endKind.rawValue)
+        data.append(miterLimit)
     }
 
     public mutating func append<S: Sequence>(contentsOf newPoints: S) where S.Element == Point {

@@ -12,14 +12,16 @@ public enum PNGImage {
     public static let maximumSide = 16384
 
     /// Reads a PNG file of any colour type and depth as 8-bit RGBA (straight alpha, rows top to
-    /// bottom, `width*4` bytes per row).
-    public static func read(path: String) throws(ReadError) -> (width: Int, height: Int, rgba: [UInt8]) {
+    /// bottom, `width*4` bytes per row), refusing one wider or taller than `maximumSide` before
+    /// decoding it.
+    public static func read(path: String, maximumSide: Int = maximumSide) throws(ReadError) -> (width: Int, height: Int, rgba: [UInt8]) {
         var image = png_image()
         image.version = UInt32(PNG_IMAGE_VERSION)
         guard png_image_begin_read_from_file(&image, path) != 0 else {
             throw ReadError(path: path, reason: message(image, or: "not a PNG file, or it cannot be opened"))
         }
         let width = Int(image.width), height = Int(image.height)
+        let maximumSide = min(maximumSide, PNGImage.maximumSide)
         guard width > 0, height > 0, width <= maximumSide, height <= maximumSide else {
             png_image_free(&image)
             throw ReadError(path: path, reason: "\(width)×\(height) pixels is beyond \(maximumSide) a side")

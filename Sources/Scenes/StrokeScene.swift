@@ -19,7 +19,9 @@ public final class StrokeScene: Scene {
         self.renderer = renderer
         polyline = GrowingPolyline(
             maximumPoints: points, pointsPerStep: pointsPerFrame, width: Float(width), height: Float(height), color: Palette.colors[1])
-        layer = renderer.makeLayer(reserving: 16)
+        // Room for the whole stroke in both of the layer's arrays (this frame's and the previous
+        // one's, swapped every frame): drawing it never grows them.
+        layer = renderer.makeLayer(reserving: max(16, points))
     }
 
     /// Points from now on follow the new size; those drawn stay where they are.

@@ -134,4 +134,46 @@ struct ImagePixelTests {
         #expect(p.rgba(4, 4, width: 256) == [0, 0, 0, 255])
         #expect(p.rgba(24, 4, width: 256) == [0, 0, 255, 255])
     }
+
+    @Test("deleting an image a retained layer shows damages where it was: a partial redraw clears it")
+    func deleteFromRetainedLayer() throws {
+        let target = try OffscreenTarget()
+        let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+        let layer = renderer.makeLayer()
+        renderer.setRetained(layer, true)
+        let red = try renderer.makeImage(width: 1, height: 1, rgba: [255, 0, 0, 255])
+        renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0, 0, 0, 1), bufferAge: 0)
+        renderer.addImage(layer, red, in: Rect(x: 40, y: 40, width: 20, height: 20))
+        renderer.endFrame()
+        #expect(target.pixels().rgba(50, 50, width: 256) == [255, 0, 0, 255])
+        renderer.deleteImage(red)
+        renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0, 0, 0, 1), bufferAge: 1)
+        renderer.endFrame()
+        guard case .region(let r) = renderer.damage else {
+            Issue.record("damage \(renderer.damage), expected the image's place")
+            return
+        }
+        #expect(r.x <= 40 && r.y <= 40 && r.x + r.width >= 60 && r.y + r.height >= 60)
+        #expect(target.pixels().rgba(50, 50, width: 256) == [0, 0, 0, 255])
+    }
+
+    @Test("sizes that overflow, and an image of another renderer, are refused without a trap")
+    func hostileSizes() throws {
+        let target = try OffscreenTarget()
+        let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+        let other = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+        #expect {
+            _ = try renderer.makeImage(width: 1 << 62, height: 4, rgba: [0, 0, 0, 0])
+        } throws: { error in
+            guard case .sizeMismatch = error as? ImageError else { return false }
+            return "\(error)".contains("more bytes")
+        }
+        let foreign = try other.makeImage(width: 1, height: 1, rgba: [0, 255, 0, 255])
+        #expect(renderer.imageSize(foreign) == nil)
+        let layer = renderer.makeLayer()
+        renderer.beginFrame(width: 256, height: 256, clearColor: RGBA(0, 0, 0, 1))
+        renderer.addImage(layer, foreign, in: Rect(x: 0, y: 0, width: 8, height: 8))
+        renderer.endFrame()
+        #expect(target.pixels().rgba(4, 4, width: 256) == [0, 0, 0, 255])
+    }
 }

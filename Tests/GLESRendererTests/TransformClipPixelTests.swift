@@ -24,8 +24,10 @@ struct TransformClipPixelTests {
         renderer.endFrame()
         let p = target.pixels()
         #expect(Self.isRed(p, 10, 20) && Self.isRed(p, 19, 29) && !Self.isRed(p, 9, 20) && !Self.isRed(p, 20, 29))
-        // Antialiasing is computed in the layer's own pixels: a pixel on a scaled edge is partly covered.
+        // Antialiasing is computed in the layer's own pixels (here 3 a pixel down): the edge pixel is partly covered.
         #expect(Self.isRed(p, 101, 1) && Self.isRed(p, 118, 28) && !Self.isRed(p, 120, 15) && !Self.isRed(p, 110, 30))
+        let edge = p.rgba(110, 0, width: 256)[0]
+        #expect(edge > 0 && edge < 255, "top edge pixel red \(edge)")
         #expect(Self.isRed(p, 211, 201) && Self.isRed(p, 219, 219) && !Self.isRed(p, 205, 210) && !Self.isRed(p, 215, 185))
     }
 
@@ -127,5 +129,38 @@ struct TransformClipPixelTests {
             #expect(worst <= 2, "largest difference \(worst)/255")
         }
         #expect(pictures[0] != pictures[1])
+    }
+
+    @Test("a retained layer laid out off screen shows what its transform later moves into view")
+    func retainedMovedIntoView() throws {
+        let target = try OffscreenTarget()
+        let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+        let strip = renderer.makeLayer()
+        renderer.setRetained(strip, true)
+        renderer.setTransform(strip, .translation(x: -300, y: 0))
+        renderer.beginFrame(width: 256, height: 256, clearColor: Self.black)
+        renderer.addRect(strip, Rect(x: 0, y: 0, width: 20, height: 20), color: Self.red)  // on screen at -300: off
+        renderer.addRect(strip, Rect(x: 300, y: 0, width: 20, height: 20), color: RGBA(0, 1, 0))  // at 0: on
+        renderer.endFrame()
+        #expect(target.pixels().rgba(10, 10, width: 256) == [0, 255, 0, 255])
+        renderer.setTransform(strip, .identity)
+        renderer.beginFrame(width: 256, height: 256, clearColor: Self.black)
+        renderer.endFrame()
+        #expect(Self.isRed(target.pixels(), 10, 10))
+    }
+
+    @Test("a transform that is not a number, or huge, on a clipped layer draws nothing and does not trap")
+    func hostileTransforms() throws {
+        let target = try OffscreenTarget()
+        let renderer = try Renderer(atlas: sharedAtlas, glesMajorVersion: target.context.glesMajorVersion)
+        let layer = renderer.makeLayer()
+        renderer.setClip(layer, Rect(x: 10, y: 10, width: 50, height: 50))
+        for transform in [Transform2D.rotation(radians: .nan), .scale(x: 1e30, y: 1e30), .translation(x: -.infinity, y: 0)] {
+            renderer.setTransform(layer, transform)
+            renderer.beginFrame(width: 256, height: 256, clearColor: Self.black, bufferAge: 0)
+            renderer.addRect(layer, Rect(x: 20, y: 20, width: 20, height: 20), color: Self.red)
+            renderer.endFrame()
+            #expect(!Self.isRed(target.pixels(), 30, 30))
+        }
     }
 }

@@ -1,7 +1,8 @@
 // The signage board: what is on screen at a given time, drawn with the renderer's images,
 // strokes, clips and transforms. Everything that moves is a function of the time it is drawn
-// for (the display link's targetTimestamp), and moves by a layer's transform: sliding the
-// carousel, scrolling the ticker and turning the hand upload nothing to the GPU.
+// for (the display link's targetTimestamp), and moves by a layer's transform, set before the
+// layer's contents are added: sliding the carousel, scrolling the ticker and turning the hand
+// upload nothing to the GPU.
 import DisplaySurface
 import GLESRenderer
 import Glibc
@@ -104,20 +105,20 @@ final class Board {
         // The carousel: every poster side by side (the first once more, to wrap), slid by the
         // strip's transform inside the carousel's clip.
         let frame = carouselFrame, step = Board.posterSize.width + Board.gap
+        let position = Board.carouselPosition(at: t).truncatingRemainder(dividingBy: Double(Board.posterCount))
+        renderer.setTransform(strip, .translation(x: -Float(position) * step, y: 0))
         for k in 0...Board.posterCount {
             renderer.addImage(
                 strip, posters[k % Board.posterCount],
                 in: Rect(x: frame.x + Float(k) * step, y: frame.y, width: Board.posterSize.width, height: Board.posterSize.height))
         }
-        let position = Board.carouselPosition(at: t).truncatingRemainder(dividingBy: Double(Board.posterCount))
-        renderer.setTransform(strip, .translation(x: -Float(position) * step, y: 0))
 
         // The ticker: the text twice, scrolled left by its transform inside the band's clip.
+        let scrolled = (t * Board.tickerSpeed).truncatingRemainder(dividingBy: Double(tickerWidth))
+        renderer.setTransform(ticker, .translation(x: -Float(scrolled), y: 0))
         let baseline = bandFrame.y + 22
         renderer.addText(ticker, Board.tickerText, x: 0, baseline: baseline, face: 0, color: RGBA(0.95, 0.95, 0.95))
         renderer.addText(ticker, Board.tickerText, x: tickerWidth, baseline: baseline, face: 0, color: RGBA(0.95, 0.95, 0.95))
-        let scrolled = (t * Board.tickerSpeed).truncatingRemainder(dividingBy: Double(tickerWidth))
-        renderer.setTransform(ticker, .translation(x: -Float(scrolled), y: 0))
 
         // The dial and its hand, turned about the centre.
         renderer.addStroke(dial, ring)
@@ -127,8 +128,8 @@ final class Board {
                 dial, from: Point(x: c.x + 58 * sin(a), y: c.y - 58 * cos(a)),
                 to: Point(x: c.x + 66 * sin(a), y: c.y - 66 * cos(a)), width: 2, color: RGBA(0.6, 0.64, 0.72))
         }
-        renderer.addStroke(hand, handStroke)
         renderer.setTransform(hand, .rotation(radians: Float(Board.handAngle(at: t)), about: dialCentre))
+        renderer.addStroke(hand, handStroke)
 
         // The text field and its caret.
         let box = fieldFrame
