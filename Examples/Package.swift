@@ -1,5 +1,5 @@
 // swift-tools-version: 6.2
-// Six short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
+// Seven short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
 // one binary for any display (a Wayland window when a compositor is reachable, else a DRM/KMS
 // output; GoldenFrames draws offscreen on virtual time). Build and run from the repository root:
 //   swift build --package-path Examples && Examples/.build/debug/MovingViews --frames 300
@@ -40,6 +40,12 @@ let package = Package(
         // band, a clock hand drawn as a stroke and turned by its layer's transform, a text field;
         // --golden DIR writes its frames offscreen on virtual time.
         .executableTarget(name: "Signage", dependencies: displayLink, swiftSettings: strict),
+        // A quad drawn with Vulkan on a surface without EGL (DisplaySurface.Options.graphics =
+        // .external), turned by targetTimestamp; Vulkan's present wait set beside the compositor's
+        // feedback. CVulkan: the Vulkan headers and loader (Debian: libvulkan-dev).
+        .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
+        .executableTarget(
+            name: "VulkanLink", dependencies: displayLink + ["CVulkan"], exclude: ["Shaders"], swiftSettings: strict),
         // Moving views offscreen on virtual time, each frame a function of its target time, written
         // as PNG files (Scripts/check-golden-frames compares runs and rates).
         .executableTarget(name: "GoldenFrames", dependencies: displayLink, swiftSettings: strict),

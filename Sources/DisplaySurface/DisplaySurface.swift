@@ -135,6 +135,9 @@ public final class DisplaySurface: FrameSource {
     /// Opens `backend`: the table of backends, one entry each (the compiler checks that every
     /// backend has one).
     private static func open(_ backend: Backend, _ o: Options) throws(DisplaySurfaceError) -> any DisplaySurfaceBackend {
+        if o.graphics == .external, let reason = externalGraphicsUnsupported(on: backend) {
+            throw .externalGraphicsUnsupported(backend, reason: reason)
+        }
         do {
             switch backend {
             case .wayland: return try WaylandSurface(options: o)
@@ -149,6 +152,24 @@ public final class DisplaySurface: FrameSource {
             }
         } catch {
             throw DisplaySurfaceError(error)
+        }
+    }
+
+    /// Why `backend` cannot hand its display to the program's own graphics API (nil: it can).
+    /// Checked before anything is opened: no DRM master is taken for a surface that cannot serve.
+    private static func externalGraphicsUnsupported(on backend: Backend) -> String? {
+        switch backend {
+        case .wayland:
+            return nil
+        case .drm:
+            return "Vulkan on a console presents through VK_KHR_display, whose driver owns the CRTC and "
+                + "flips it itself, so the surface could neither hand over the output it holds as DRM master nor see "
+                + "the page flips that time the link (and Mesa's software Vulkan driver, lavapipe, lists VK_KHR_display "
+                + "but has no display to show on). Run the program under a Wayland compositor (a kiosk compositor such as cage, or "
+                + "weston's kiosk shell), or draw with DisplaySurface.Options.graphics = .gles."
+        case .offscreen:
+            return "the offscreen backend is a GLES pbuffer on virtual time and has no window for another API; "
+                + "draw with DisplaySurface.Options.graphics = .gles."
         }
     }
 
@@ -264,10 +285,34 @@ public final class DisplaySurface: FrameSource {
     /// from the top, `width*4` bytes each.
     public func readPixels() throws(DisplaySurfaceError) -> [UInt8] {
         try checkOpen()
+        if options.graphics == .external { throw .noGLESContext }
         guard let pixels = surfaceBackend.readPixels() else {
             throw .screenshot("cannot read the frame's pixels (glReadPixels is not available through EGL)")
         }
         return pixels
+    }
+
+    // MARK: Another graphics API
+
+    /// What the program's own graphics API draws into, on a surface opened with
+    /// ``Options/graphics`` `.external` (nil with `.gles`, and once closed): on Wayland the
+    /// `wl_display *` and `wl_surface *` for `VK_KHR_wayland_surface`. They stay the surface's:
+    /// destroy the swapchain and the `VkSurfaceKHR` before closing it.
+    public var nativeWindow: NativeWindow? {
+        isClosed ? nil : surfaceBackend.nativeWindow
+    }
+
+    /// The commit hook, on a surface opened with ``Options/graphics`` `.external`: call it right
+    /// before each call that presents (`vkQueuePresentKHR`), so the refresh's frame callback and
+    /// presentation feedback, and the buffer scale, go with that commit. A link on the surface
+    /// then calls back once per refresh with the compositor's presentation times, as with
+    /// ``present(damage:)``. Present buffers of ``width``×``height`` pixels: recreate the
+    /// swapchain in ``onResize`` (and ``onScaleChange``) before the next present. The surface
+    /// makes no `wp_fifo_v1` or `wp_commit_timer_v1` on the window (Mesa's Vulkan WSI makes its
+    /// own in FIFO mode; the protocols allow one of each per surface). Does nothing with `.gles`.
+    public func willCommit() {
+        guard !isClosed, error == nil else { return }
+        surfaceBackend.willCommit()
     }
 
     /// Writes the frame drawn so far (see ``readPixels()``) to a PNG file.

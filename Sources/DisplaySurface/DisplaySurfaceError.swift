@@ -23,6 +23,13 @@ public enum DisplaySurfaceError: Error, CustomStringConvertible, Sendable, Equat
     case backend(SurfaceBackendError)
     /// ``DisplaySurface/Options/scale`` is not a scale.
     case invalidScale(Double)
+    /// ``DisplaySurface/Options/graphics`` `.external` asked of a backend that cannot hand the
+    /// display to another graphics API: which backend, and why.
+    case externalGraphicsUnsupported(DisplaySurface.Backend, reason: String)
+    /// A GLES call (``DisplaySurface/beginFrame()``, ``DisplaySurface/present(damage:)``,
+    /// ``DisplaySurface/readPixels()``) on a surface opened with `.external` graphics: it has no
+    /// GLES context.
+    case noGLESContext
 
     /// One backend `.auto` tried.
     public struct Attempt: Sendable, Equatable {
@@ -66,6 +73,12 @@ public enum DisplaySurfaceError: Error, CustomStringConvertible, Sendable, Equat
             return failure.description
         case .invalidScale(let scale):
             return "DisplaySurface.Options.scale \(scale) is not a scale: set it above 0 and at most 8 (nil: the display's own)."
+        case .externalGraphicsUnsupported(let backend, let reason):
+            return "DisplaySurface.Options.graphics = .external is not supported on \(backend): \(reason)"
+        case .noGLESContext:
+            return "The surface was opened with DisplaySurface.Options.graphics = .external and has no GLES context: "
+                + "draw and present with the program's own API (calling DisplaySurface.willCommit() right before each present), "
+                + "or open it with .gles."
         }
     }
 }

@@ -2,6 +2,7 @@ import DisplayLinkCore
 import DRMBackend
 import ConsoleSeat
 import OffscreenBackend
+import SurfaceBackend
 
 extension DisplaySurface {
     /// The backend a surface is open on.
@@ -45,9 +46,26 @@ extension DisplaySurface {
     /// session's own type).
     public typealias SeatAccess = SeatSession.Options.Manager
 
+    /// What a program's own graphics API draws into (``Options/graphics`` `.external`; the
+    /// backends' own type).
+    public typealias NativeWindow = SurfaceBackend.NativeWindow
+
     /// How the offscreen backend runs: its refresh rate on virtual time and the time of its first
     /// refresh (the offscreen backend's own type).
     public typealias OffscreenOptions = OffscreenDisplay.Options
+
+    /// What draws into the surface.
+    public enum Graphics: String, Sendable, Hashable, CaseIterable {
+        /// The surface's own GLES context (EGL): ``DisplaySurface/beginFrame()`` and
+        /// ``DisplaySurface/present(damage:)`` draw and show frames, with `GLESRenderer` or the
+        /// program's own GL.
+        case gles
+        /// No EGL context: the program draws and presents with its own API (a Vulkan swapchain on
+        /// ``DisplaySurface/nativeWindow``), calling ``DisplaySurface/willCommit()`` right before
+        /// each present. Wayland only: on DRM/KMS and offscreen the open fails with
+        /// ``DisplaySurfaceError/externalGraphicsUnsupported(_:reason:)``.
+        case external
+    }
 
     /// How to open a surface.
     public struct Options: Sendable {
@@ -138,6 +156,9 @@ extension DisplaySurface {
         /// scale reported (nil: 1), the pbuffer then being ``width``×``height`` points at it.
         /// From above 0 up to 8; another value fails the open with ``DisplaySurfaceError/invalidScale(_:)``.
         public var scale: Double?
+        /// What draws into the surface: its own GLES context (`.gles`, the default), or the
+        /// program's own graphics API, e.g. Vulkan (`.external`, Wayland only).
+        public var graphics: Graphics = .gles
 
         public init(
             title: String = "DisplayLink", appID: String = "org.displaylink.app",

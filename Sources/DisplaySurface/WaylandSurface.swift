@@ -4,7 +4,9 @@ import SurfaceBackend
 import WaylandBackend
 
 /// The Wayland backend of a ``DisplaySurface``: an xdg toplevel with an EGL window, paced by its
-/// frame source (frame callbacks with presentation feedback).
+/// frame source (frame callbacks with presentation feedback). With `.external` graphics there is
+/// no EGL window: the program's own API (a Vulkan swapchain) attaches and commits the buffers, and
+/// the frame source's requests go with the commit the program announces (``willCommit()``).
 @MainActor
 final class WaylandSurface: DisplaySurfaceBackend {
     let dispatcher: RefreshDispatcher
@@ -27,24 +29,25 @@ final class WaylandSurface: DisplaySurfaceBackend {
                     bindFifo: options.waylandFifo,
                     replyTimeout: options.waylandReplyTimeout))
             let output = try options.waylandOutput.map { name throws(WaylandError) in try connection.output(named: name) }
+            let external = options.graphics == .external
             let window = try WaylandWindow(
                 connection: connection, title: options.title, appID: options.appID,
                 width: max(1, options.width), height: max(1, options.height),
-                fullscreen: options.fullscreen, fullscreenOutput: output)
-            let egl = try WaylandEGLWindow(window: window)
+                fullscreen: options.fullscreen, fullscreenOutput: output, committedByProgram: external)
+            let egl = external ? nil : try WaylandEGLWindow(window: window)
             let source = WaylandFrameSource(
                 window: window,
                 configuration: .init(
-                    allowsCommitTiming: options.waylandCommitTiming,
+                    allowsCommitTiming: options.waylandCommitTiming && !external,
                     requiresVsyncForTimedCommits: !options.waylandCommitTimingWithoutVsync,
                     latency: options.latency))
-            egl.frameSource = source  // a swap is the frame's commit
+            egl?.frameSource = source  // a swap is the frame's commit
             self.connection = connection
             self.window = window
             self.eglWindow = egl
             self.frameSource = source
             dispatcher = source.dispatcher
-            glesMajorVersion = egl.context.glesMajorVersion
+            glesMajorVersion = egl?.context.glesMajorVersion ?? 0
         } catch {
             throw SurfaceBackendError(.wayland(error))
         }
@@ -53,41 +56,49 @@ final class WaylandSurface: DisplaySurfaceBackend {
     }
 
     private func attach() {
-        guard let connection, let window, let eglWindow else { return }
+        guard let connection, let window else { return }
         window.onClose = { [weak self] in self?.events.closeRequested?() }
         window.onResize = { [weak self, weak window] _, _ in
             guard let self, let window else { return }
-            eglWindow.resize(width: window.pixelWidth, height: window.pixelHeight)
-            self.events.resized?(eglWindow.width, eglWindow.height)
+            self.eglWindow?.resize(width: window.pixelWidth, height: window.pixelHeight)
+            self.events.resized?(self.width, self.height)
         }
         // The buffers take the new pixel size before the next frame draws, which commits them
         // with the new buffer scale or viewport: no frame is skipped or drawn at the old size.
         window.onScaleChange = { [weak self, weak window] _ in
             guard let self, let window else { return }
-            eglWindow.resize(width: window.pixelWidth, height: window.pixelHeight)
+            self.eglWindow?.resize(width: window.pixelWidth, height: window.pixelHeight)
             self.events.scaleChanged?()
         }
         connection.onError = { [weak self] error in self?.events.failed?(SurfaceBackendError(.wayland(error))) }
         connection.seatInput?.onInput = { [weak self] event in self?.events.input?(event) }
     }
 
-    var width: Int32 { eglWindow?.width ?? 0 }
-    var height: Int32 { eglWindow?.height ?? 0 }
+    /// The buffers' size: the EGL window's, or (`.external`) the size the program's swapchain
+    /// should have.
+    var width: Int32 { eglWindow?.width ?? window?.pixelWidth ?? 0 }
+    var height: Int32 { eglWindow?.height ?? window?.pixelHeight ?? 0 }
     var scale: Double { window?.scale.factor ?? 1 }
     /// The configured size (surface-local coordinates are points).
     var pointSize: (width: Double, height: Double) { (Double(window?.width ?? 0), Double(window?.height ?? 0)) }
 
     var environment: [EnvironmentEntry] {
-        guard let connection, let window, let eglWindow, let frameSource else { return [] }
+        guard let connection, let window, let frameSource else { return [] }
         let advertised = window.outputs.first?.advertisedPeriod ?? frameSource.timeline.advertisedPeriod
+        let graphics: [EnvironmentEntry] =
+            eglWindow.map { egl in
+                [
+                    EnvironmentEntry("egl_vendor", .string(egl.context.vendor)),
+                    EnvironmentEntry("gles_version", .int(Int(egl.context.glesMajorVersion))),
+                    EnvironmentEntry("swap_with_damage", .bool(egl.context.supportsSwapWithDamage))
+                ]
+            } ?? [EnvironmentEntry("graphics", .string("external (the program presents)"))]
         return [
             EnvironmentEntry("compositor", .string(connection.compositorDescription)),
             EnvironmentEntry("socket", .string(connection.socketName)),
             EnvironmentEntry("presentation_clock", connection.presentationClock.map { .string($0.description) } ?? .unknown),
             EnvironmentEntry("refresh_advertised", advertised.value > 0 ? .number(1 / advertised.seconds) : .unknown),
-            EnvironmentEntry("egl_vendor", .string(eglWindow.context.vendor)),
-            EnvironmentEntry("gles_version", .int(Int(eglWindow.context.glesMajorVersion))),
-            EnvironmentEntry("swap_with_damage", .bool(eglWindow.context.supportsSwapWithDamage)),
+        ] + graphics + [
             EnvironmentEntry("timing_protocols", .list(frameSource.timingProtocolsInUse)),
             EnvironmentEntry("commit_timing", .string(frameSource.commitTimingState)),
             EnvironmentEntry("latency", .string(frameSource.configuration.latency.rawValue)),
@@ -109,17 +120,34 @@ final class WaylandSurface: DisplaySurfaceBackend {
     }
 
     func beginFrame() throws(SurfaceBackendError) {
-        do { try eglWindow?.beginFrame() } catch { throw SurfaceBackendError(backend: "wayland", error) }
+        guard let eglWindow else { throw noContext }
+        do { try eglWindow.beginFrame() } catch { throw SurfaceBackendError(backend: "wayland", error) }
     }
 
     func present(damage: PixelRect?, keepsContextCurrent: Bool) throws(SurfaceBackendError) {
-        guard let eglWindow else { return }
+        guard let eglWindow else { throw noContext }
         eglWindow.staysCurrentAfterSwap = keepsContextCurrent
         do { try eglWindow.swapBuffers(damage: damage) } catch { throw SurfaceBackendError(backend: "wayland", error) }
     }
 
     func releaseContext() {
         eglWindow?.releaseCurrent()
+    }
+
+    private var noContext: SurfaceBackendError { SurfaceBackendError(.noGLESContext) }
+
+    var nativeWindow: NativeWindow? {
+        guard eglWindow == nil, let connection, let window, !window.isDestroyed else { return nil }
+        return .wayland(display: connection.displayHandle, surface: window.surfaceHandle)
+    }
+
+    /// The program is about to present: the buffer scale (or viewport) and the refresh's requests
+    /// go with its commit. The program's swapchain has the size ``width``×``height`` by then (it
+    /// recreates it on a resize or scale change, before the next present).
+    func willCommit() {
+        guard eglWindow == nil, let window, !window.isDestroyed else { return }
+        window.applyScale()
+        frameSource?.willCommit()
     }
 
     func readPixels() -> [UInt8]? {

@@ -55,6 +55,12 @@ public protocol DisplaySurfaceBackend: FrameSource {
     /// The frame drawn so far (between ``beginFrame()`` and the present), as RGBA rows from the
     /// top, `width*4` bytes each; nil when it cannot be read.
     func readPixels() -> [UInt8]?
+    /// What another graphics API draws into, on a backend opened without a GLES context (nil
+    /// otherwise).
+    var nativeWindow: NativeWindow? { get }
+    /// The commit hook of a backend whose program presents with its own API: called right before
+    /// each present, so that the refresh's requests go with that commit.
+    func willCommit()
     /// Tears the backend down in its order. Called once, by the surface.
     func close()
 }
@@ -64,6 +70,10 @@ extension DisplaySurfaceBackend {
     public var scale: Double { 1 }
     /// The pixel size over ``scale``.
     public var pointSize: (width: Double, height: Double) { (Double(width) / scale, Double(height) / scale) }
+    /// No native window: the backend draws with its own GLES context.
+    public var nativeWindow: NativeWindow? { nil }
+    /// Nothing to do: the backend's own present tells its frame source.
+    public func willCommit() {}
 
     /// Binds the context and draws two frames without presenting them: llvmpipe builds more
     /// shader variants for a frame that follows another (measured under emulation: 2.3 s, 0.5 s,

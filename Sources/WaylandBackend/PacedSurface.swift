@@ -32,7 +32,7 @@ protocol PacedSurface: AnyObject {
 
 extension WaylandWindow: PacedSurface {
     var frameProxy: OpaquePointer { surface }
-    var commitsItself: Bool { true }
+    var commitsItself: Bool { !committedByProgram }
     // The window follows its outputs by `wl_surface.enter` and `leave`.
     func feedbackNamed(_ output: WaylandOutput) {}
     func feedbackPresented() {}

@@ -54,6 +54,8 @@ public final class WaylandWindow {
     /// the compositor offers them.
     private(set) var commitTimer: OpaquePointer?
     private(set) var fifo: OpaquePointer?
+    /// Whether the program's graphics stack commits the surface (see ``init(connection:title:appID:width:height:fullscreen:fullscreenOutput:committedByProgram:)``).
+    public let committedByProgram: Bool
     private var suspendedHandlers = HandlerList<(Bool) -> Void>()
     private var outputHandlers = HandlerList<() -> Void>()
     /// The mode-change handler this window registered with each output it entered.
@@ -81,10 +83,15 @@ public final class WaylandWindow {
     /// `fullscreenOutput` (one of the connection's ``WaylandConnection/outputs``) names the output
     /// to be fullscreen on (nil: the compositor chooses), e.g. for a kiosk. Throws
     /// ``WaylandError/unknownOutput(_:available:)`` when that output is not one of the connection's.
+    /// `committedByProgram`: the program's graphics stack attaches and commits the buffers (a
+    /// Vulkan swapchain): a frame source then sends its requests with the commit the program
+    /// announces (``WaylandFrameSource/willCommit()``) and never commits the surface itself, and
+    /// the window makes no `wp_fifo_v1` or `wp_commit_timer_v1` (one of each per surface at most,
+    /// and Mesa's Vulkan WSI makes its own in FIFO mode).
     public init(
         connection: WaylandConnection, title: String, appID: String,
         width: Int32, height: Int32, fullscreen: Bool = false,
-        fullscreenOutput: WaylandOutput? = nil
+        fullscreenOutput: WaylandOutput? = nil, committedByProgram: Bool = false
     ) throws(WaylandError) {
         if let error = connection.error { throw error }
         guard let compositor = connection.compositor, let wmBase = connection.wmBase else {
@@ -101,8 +108,11 @@ public final class WaylandWindow {
         surface = wl_compositor_create_surface(compositor)
         xdgSurface = xdg_wm_base_get_xdg_surface(wmBase, surface)
         toplevel = xdg_surface_get_toplevel(xdgSurface)
-        if let manager = connection.commitTimingManager { commitTimer = wp_commit_timing_manager_v1_get_timer(manager, surface) }
-        if let manager = connection.fifoManager { fifo = wp_fifo_manager_v1_get_fifo(manager, surface) }
+        self.committedByProgram = committedByProgram
+        if !committedByProgram {
+            if let manager = connection.commitTimingManager { commitTimer = wp_commit_timing_manager_v1_get_timer(manager, surface) }
+            if let manager = connection.fifoManager { fifo = wp_fifo_manager_v1_get_fifo(manager, surface) }
+        }
         let me = Unmanaged.passUnretained(self).toOpaque()
         followFractionalScale(me)
         cwl_surface_add_listener(surface, WaylandWindow.surfaceListener, me)
