@@ -28,6 +28,8 @@ build: deps
 
 test: deps
 	Protocols/generate --check
+	@# Examples/VulkanLink's SPIR-V as Swift arrays is what its checked-in .spv files give.
+	Scripts/vulkan-shaders check
 	@# The tree as swift-format (.swift-format: 4 spaces, lines of at most 140) leaves it; `make format` applies it.
 	$(SWIFT) format lint --strict --configuration .swift-format $(SWIFT_FILES)
 	@# Debian roots with today's compositors for the timing-protocol tests (cached in ~/.cache/displaylink-*):
@@ -55,6 +57,7 @@ test: deps
 	  --testing-library swift-testing --filter DRMBackendTests
 	@$(MAKE) --no-print-directory test-examples
 	@$(MAKE) --no-print-directory test-c-library
+	@$(MAKE) --no-print-directory test-vulkan
 
 # The programs in Examples/ (a separate package on the public products only; its .build compiles
 # the library once more), each the same binary on a private headless weston (Scripts/with-weston
@@ -80,6 +83,24 @@ test-examples: deps
 	@echo "Examples on vkms (qemu):"
 	Scripts/vkms-vm run --timeout 600 -- sh -c \
 	  'for run in $(EXAMPLE_RUNS); do Examples/.build/debug/$$run || exit 1; done'
+
+# Vulkan (issue 39): Examples/VulkanLink, a Vulkan swapchain on a window DisplaySurface opens
+# without EGL (Options.graphics = .external), timed by the link, in the Debian forky root on a
+# private weston 16 and kwin 6.7 with Mesa 26.1's lavapipe and the validation layer, and on the
+# host's weston 10 (Scripts/check-vulkan-link: each run's own check decides, nothing is timed).
+.PHONY: test-vulkan bench-vulkan
+test-vulkan: deps
+	$(SWIFT) build --package-path Examples --product VulkanLink $(BUILD_FLAGS)
+	Scripts/check-vulkan-link Examples/.build/debug/VulkanLink
+
+# The Vulkan example's figures (one run each, printed, never asserted): on weston 16 and kwin 6.7
+# in the forky root, throughput and low-latency modes, VULKAN_FRAMES frames each (release build):
+# median |target − presented|, median callback-to-presented, the largest difference between
+# Vulkan's present wait and the compositor's feedback, and the first ten frames.
+VULKAN_FRAMES ?= 600
+bench-vulkan: deps
+	$(SWIFT) build -c release --package-path Examples --product VulkanLink $(BUILD_FLAGS)
+	@Benchmarks/Scripts/vulkan-table Examples/.build/release/VulkanLink $(VULKAN_FRAMES)
 
 # The C library (issue 35): libdisplaylink.so (release build, the Swift runtime linked in
 # statically, only the dl_ functions exported), its header and its pkg-config file (relocatable:

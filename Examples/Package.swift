@@ -45,7 +45,9 @@ let package = Package(
         // feedback. CVulkan: the Vulkan headers and loader (Debian: libvulkan-dev).
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .executableTarget(
-            name: "VulkanLink", dependencies: displayLink + ["CVulkan"], exclude: ["Shaders"], swiftSettings: strict),
+            name: "VulkanLink",
+            dependencies: displayLink + ["CVulkan", .product(name: "ForeignSources", package: "DisplayLink")],  // FedFrameSource
+            exclude: ["Shaders"], swiftSettings: strict),
         // Moving views offscreen on virtual time, each frame a function of its target time, written
         // as PNG files (Scripts/check-golden-frames compares runs and rates).
         .executableTarget(name: "GoldenFrames", dependencies: displayLink, swiftSettings: strict),

@@ -13,27 +13,44 @@ struct FrameLog {
         /// The compositor's presentation time of this frame, when it was shown.
         var presented: MonotonicInstant?
         var discarded = false
-        /// When VK_KHR_present_wait said this frame was shown.
+        /// When VK_KHR_present_wait said this frame was shown (the wait's return).
         var vulkanPresented: MonotonicInstant?
         var vulkanTimedOut = false
     }
 
     private(set) var rows: [Row] = []
-    /// Every presentation time the compositor reported, for the check that each `timestamp`
-    /// with presentation provenance is one of them.
-    private(set) var compositorTimes: Set<MonotonicInstant> = []
+    /// Every presentation time the link's source was told (the compositor's feedback, or the
+    /// times fed from Vulkan's present wait), for the check that each `timestamp` of a
+    /// presentation is one of them.
+    private(set) var sourceTimes: Set<MonotonicInstant> = []
+    /// The row whose present went out with the requests of each refresh of the window's frame
+    /// source (its feedback names that refresh).
     private var rowOfRefresh: [UInt64: Int] = [:]
     private var rowOfPresent: [UInt64: Int] = [:]
+    private var lastMappedRefresh: UInt64?
 
     mutating func began(_ frame: DisplayFrame, at callback: MonotonicInstant) {
-        rowOfRefresh[frame.refreshIndex] = rows.count
         rows.append(Row(frame: frame, callback: callback))
     }
 
-    mutating func presented(id: UInt64) {
-        guard id != 0, !rows.isEmpty else { return }
-        rows[rows.count - 1].presentID = id
-        rowOfPresent[id] = rows.count - 1
+    /// The latest row was presented with `id` (0: no present ids), its commit carrying the
+    /// requests of the window source's refresh `windowRefresh` (each refresh's are sent once: a
+    /// second present in one refresh gets no feedback of its own).
+    mutating func presented(id: UInt64, windowRefresh: UInt64?) {
+        guard !rows.isEmpty else { return }
+        let row = rows.count - 1
+        if let windowRefresh, windowRefresh != lastMappedRefresh {
+            rowOfRefresh[windowRefresh] = row
+            lastMappedRefresh = windowRefresh
+        }
+        guard id != 0 else { return }
+        rows[row].presentID = id
+        rowOfPresent[id] = row
+    }
+
+    /// A presentation time the link's source was told.
+    mutating func sourceTold(_ time: MonotonicInstant) {
+        sourceTimes.insert(time)
     }
 
     mutating func feedback(_ feedback: PresentationFeedback) {
@@ -41,7 +58,6 @@ struct FrameLog {
         switch feedback.outcome {
         case .presented(let time, _):
             guard feedback.isTimePlausible else { return }
-            compositorTimes.insert(time)
             if let row { rows[row].presented = time }
         case .discarded:
             if let row { rows[row].discarded = true }
@@ -62,22 +78,22 @@ struct FrameLog {
         var firstDeltaZero: Bool
         var deltasExact: Bool
         var targetsForward: Bool
-        /// Every timestamp that came from presentation feedback is a time the compositor reported.
-        var timestampsFromCompositor: Bool
+        /// Every timestamp of a presentation (not a predicted vblank) is a time the source was told.
+        var timestampsFromSource: Bool
         var presentationTimestamps: Int
-        var ok: Bool { firstDeltaZero && deltasExact && targetsForward && timestampsFromCompositor }
+        var ok: Bool { firstDeltaZero && deltasExact && targetsForward && timestampsFromSource }
     }
 
     func check(frames count: Int) -> Check {
         let frames = rows.prefix(count).map(\.frame)
         let pairs = zip(frames, frames.dropFirst())
-        let fromFeedback = frames.filter { $0.provenance == .presentationFeedback }
+        let fromFeedback = frames.filter { $0.provenance == .presentationFeedback || $0.provenance == .hardwareVBlank }
         return Check(
             firstDeltaZero: frames.first?.delta == .zero,
             // The time between the two timestamps, or 0 after a stall (the link's default policy).
             deltasExact: pairs.allSatisfy { $1.delta == $1.timestamp - $0.timestamp || $1.delta == .zero },
             targetsForward: pairs.allSatisfy { $1.targetTimestamp >= $0.targetTimestamp },
-            timestampsFromCompositor: fromFeedback.allSatisfy { compositorTimes.contains($0.timestamp) },
+            timestampsFromSource: fromFeedback.allSatisfy { sourceTimes.contains($0.timestamp) },
             presentationTimestamps: fromFeedback.count)
     }
 

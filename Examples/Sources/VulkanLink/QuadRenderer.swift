@@ -1,6 +1,6 @@
 // One frame: acquire a swapchain image, clear it and draw the turned quad (SPIRV.swift's
-// shaders; angle and aspect as push constants), submit, and present with a present id when the
-// device has VK_KHR_present_id. Two frames in flight, each with its command buffer, its acquire
+// shaders; angle and aspect as push constants), submit; then present it (at once, or when a fed
+// source says the pending one was shown) with a present id when the device has VK_KHR_present_id. Two frames in flight, each with its command buffer, its acquire
 // semaphore and its fence.
 import CVulkan
 
@@ -71,16 +71,23 @@ final class QuadRenderer {
         }
     }
 
-    /// Draws the quad turned by `angle` and presents it; `willPresent` runs right before
-    /// `vkQueuePresentKHR` (the link's commit hook).
-    func drawFrame(angle: Float, willPresent: () -> Void) throws -> Outcome {
+    /// A frame drawn and submitted, its image not yet presented.
+    struct Rendered {
+        var swapchain: VkSwapchainKHR
+        var image: UInt32
+        var renderFinished: VkSemaphore?
+    }
+
+    /// Draws the quad turned by `angle` into the next swapchain image and submits it (nil: the
+    /// swapchain no longer matches the surface; make it again, then draw).
+    func render(angle: Float) throws -> Rendered? {
         let vk = device.device
-        guard let swapchainHandle = swapchain.handle else { return .outOfDate }
+        guard let swapchainHandle = swapchain.handle else { return nil }
         var fence = inFlight[frame]
         try check(vkWaitForFences(vk, 1, &fence, VkBool32(VK_TRUE), UInt64.max), "vkWaitForFences")
         var imageIndex: UInt32 = 0
         let acquired = vkAcquireNextImageKHR(vk, swapchainHandle, 1_000_000_000, imageAvailable[frame], nil, &imageIndex)
-        if acquired == VK_ERROR_OUT_OF_DATE_KHR { return .outOfDate }
+        if acquired == VK_ERROR_OUT_OF_DATE_KHR { return nil }
         if acquired != VK_SUBOPTIMAL_KHR { try check(acquired, "vkAcquireNextImageKHR") }
         try check(vkResetFences(vk, 1, &fence), "vkResetFences")
 
@@ -109,10 +116,15 @@ final class QuadRenderer {
             }
         }
         frame = (frame + 1) % 2
+        return Rendered(swapchain: swapchainHandle, image: imageIndex, renderFinished: signal)
+    }
 
+    /// Presents `rendered` (with the next present id when the device has present ids);
+    /// `willPresent` runs right before `vkQueuePresentKHR` (the link's commit hook).
+    func present(_ rendered: Rendered, willPresent: () -> Void) throws -> Outcome {
         let id = device.waitForPresent != nil ? nextPresentID : 0
         willPresent()
-        let presented = present(swapchainHandle, image: imageIndex, wait: signal, id: id)
+        let presented = present(rendered.swapchain, image: rendered.image, wait: rendered.renderFinished, id: id)
         if presented == VK_ERROR_OUT_OF_DATE_KHR { return .outOfDate }
         if presented != VK_SUBOPTIMAL_KHR { try check(presented, "vkQueuePresentKHR") }
         if id != 0 { nextPresentID += 1 }

@@ -6,10 +6,12 @@
 // Where the driver has VK_KHR_present_wait, Vulkan's own word on each present is set beside the
 // compositor's, frame by frame.
 //
-//   VulkanLink [--frames N] [--fullscreen-at K] [--latency low] [--validate]
+//   VulkanLink [--frames N] [--fullscreen-at K] [--latency low] [--validate] [--source vulkan]
 //
 // --fullscreen-at K asks for fullscreen at frame K (the swapchain is made again at the new size);
-// --validate runs with the Khronos validation layer and fails the check on any error it reports.
+// --validate runs with the Khronos validation layer and fails the check on any error it reports;
+// --source vulkan drives the link by Vulkan's present wait instead, fed to a FedFrameSource (the
+// window's source still requests the compositor's feedback with each present, to compare).
 // Its check (printed last, exit status 1 if it fails) asserts what holds at any speed: the first
 // delta is 0, each later delta is the time between timestamps (or 0 after a stall), targets never
 // go back, every timestamp from presentation feedback is a time the compositor reported, a resize
@@ -18,6 +20,7 @@ import CVulkan
 import Dispatch
 import DisplayLinkCore
 import DisplaySurface
+import ForeignSources
 import Glibc
 
 struct ExampleError: Error, CustomStringConvertible {
@@ -30,6 +33,24 @@ struct RunOptions {
     var fullscreenAt: Int?
     var latency = LatencyPolicy.throughput
     var validate = false
+    var source = TimingSource.compositor
+}
+
+/// Whose presentation times drive the link.
+enum TimingSource: String {
+    /// The compositor's wp_presentation feedback, through the window's frame source.
+    case compositor
+    /// Vulkan's present wait, fed to a FedFrameSource; the window's source only watches (its
+    /// feedback is set beside Vulkan's).
+    case vulkan
+}
+
+/// The latest refresh of the window's frame source, when a fed source drives the frames: its
+/// requests go with the next present (the commit hook), and its feedback names it.
+@MainActor
+final class WindowRefreshes: DisplayUpdateReceiver {
+    var latest: UInt64?
+    func displayWillUpdate(_ frame: DisplayFrame) { latest = frame.refreshIndex }
 }
 
 @MainActor
@@ -45,8 +66,14 @@ final class App: DisplayUpdateReceiver {
     let swapchain: Swapchain
     let renderer: QuadRenderer
     let waiter: PresentWaiter?
+    /// With `--source vulkan`: the source fed with present-wait times, and the window's refreshes.
+    let fed: FedFrameSource?
+    let windowRefreshes = WindowRefreshes()
     var link: DisplayLink?
+    var windowLink: DisplayLink?
     var log = FrameLog()
+    /// A frame drawn while the fed source awaits the previous one's presentation.
+    var held: QuadRenderer.Rendered?
     var needsSwapchain = false
     var resizes = 0
     var start: MonotonicInstant?
@@ -67,6 +94,21 @@ final class App: DisplayUpdateReceiver {
         try swapchain.make(width: UInt32(surface.width), height: UInt32(surface.height), renderPass: renderer.renderPass)
         let vk = device.device
         waiter = device.waitForPresent.map { PresentWaiter(device: vk, wait: $0) }
+        if options.source == .vulkan {
+            guard waiter != nil else {
+                throw ExampleError("--source vulkan needs VK_KHR_present_wait, which \(device.driverInfo) does not offer")
+            }
+            // The fed source's period: the output's advertised refresh (60 Hz when unknown).
+            var hertz = 60.0
+            if case .number(let advertised)? = surface.environment.first(where: { $0.key == "refresh_advertised" })?.value,
+                advertised > 0
+            {
+                hertz = advertised
+            }
+            fed = try FedFrameSource(refreshPeriod: Nanoseconds(Int64((1e9 / hertz).rounded())), latency: options.latency)
+        } else {
+            fed = nil
+        }
         surface.onResize = { [unowned self] _, _ in
             needsSwapchain = true
             resizes += 1
@@ -74,33 +116,72 @@ final class App: DisplayUpdateReceiver {
         surface.onScaleChange = { [unowned self] _ in needsSwapchain = true }
         surface.onError = { [unowned self] error in fail(error) }
         surface.onCloseRequest = { [unowned self] in finish() }
-        let link = DisplayLink(source: surface, receiver: self)
-        link.presentationHandler = { [unowned self] feedback in log.feedback(feedback) }
-        self.link = link
+        if let fed {
+            link = DisplayLink(source: fed, receiver: self)
+            let watch = DisplayLink(source: surface, receiver: windowRefreshes)
+            watch.presentationHandler = { [unowned self] feedback in log.feedback(feedback) }
+            windowLink = watch
+        } else {
+            let link = DisplayLink(source: surface, receiver: self)
+            link.presentationHandler = { [unowned self] feedback in
+                log.feedback(feedback)
+                if case .presented(let time, _) = feedback.outcome, feedback.isTimePlausible { log.sourceTold(time) }
+            }
+            self.link = link
+        }
     }
 
     func displayWillUpdate(_ frame: DisplayFrame) {
         guard !finished else { return }
         log.began(frame, at: MonotonicInstant.now())
+        if fed == nil { windowRefreshes.latest = frame.refreshIndex }
         let start = self.start ?? frame.targetTimestamp
         self.start = start
         let angle = Float((frame.targetTimestamp - start).seconds * App.turnsPerSecond * 2 * Double.pi)
         do {
             if needsSwapchain { try makeSwapchain() }
-            var outcome = try renderer.drawFrame(angle: angle) { surface.willCommit() }
-            if case .outOfDate = outcome {
+            var rendered = try renderer.render(angle: angle)
+            if rendered == nil {
                 try makeSwapchain()
-                outcome = try renderer.drawFrame(angle: angle) { surface.willCommit() }
+                rendered = try renderer.render(angle: angle)
             }
-            if case .presented(let id) = outcome, id != 0, let waiter, let handle = swapchain.handle {
-                log.presented(id: id)
-                waiter.enqueue(id: id, swapchain: handle) { [weak self] id, result in self?.log.vulkan(id: id, result) }
+            if let rendered {
+                if let fed, fed.willSubmit() == .presentAfterPending {
+                    held = rendered  // presented when the pending one was shown (presentWaited)
+                } else {
+                    try present(rendered)
+                }
             }
         } catch {
             fail(error)
         }
         if log.rows.count == options.fullscreenAt { surface.setFullscreen(true) }
         if log.rows.count == options.frames + App.tail { finish() }
+    }
+
+    func present(_ rendered: QuadRenderer.Rendered) throws {
+        switch try renderer.present(rendered, willPresent: { surface.willCommit() }) {
+        case .outOfDate:
+            needsSwapchain = true
+        case .presented(let id):
+            log.presented(id: id, windowRefresh: windowRefreshes.latest)
+            if id != 0, let waiter {
+                waiter.enqueue(id: id, swapchain: rendered.swapchain) { [weak self] id, result in self?.presentWaited(id, result) }
+            }
+        }
+    }
+
+    /// Vulkan's word on present `id`: logged, and with `--source vulkan` fed to the link (a held
+    /// frame is presented first, as the fed source asks).
+    func presentWaited(_ id: UInt64, _ result: PresentWaiter.Result) {
+        log.vulkan(id: id, result)
+        guard !finished, let fed, case .presented(let time) = result else { return }
+        if let frame = held {
+            held = nil
+            do { try present(frame) } catch { fail(error) }
+        }
+        log.sourceTold(time)
+        fed.presented(at: time)
     }
 
     /// The swapchain at the surface's size; no present wait may use the old one meanwhile.
@@ -114,6 +195,7 @@ final class App: DisplayUpdateReceiver {
         guard !finished else { return }
         finished = true
         link?.invalidate()
+        windowLink?.invalidate()
         // The waits' reports are on the main queue already: the summary comes after them.
         waiter?.drain()
         DispatchQueue.main.async { MainActor.assumeIsolated { self.report() } }
@@ -136,24 +218,27 @@ final class App: DisplayUpdateReceiver {
         let remade = resizes == 0 || swapchain.generation > 1
         let ok = check.ok && check.presentationTimestamps > 0 && validationErrors == 0 && remade && sizeMatches
         let figures = log.figures(frames: checked)
+        let told = options.source == .vulkan ? "fed from Vulkan's present wait" : "the compositor's"
         print(
             "VulkanLink: \(checked) frames on \(environment["compositor"] ?? "?") (\(device.deviceName), \(device.driverInfo)), "
+                + "timing \(options.source == .vulkan ? "fed from Vulkan's present wait" : "from the compositor's feedback"), "
                 + "latency \(options.latency), swapchain made \(swapchain.generation) times for \(resizes) resizes, "
                 + "present wait \(waiter != nil ? "offered" : "not offered by the driver")"
                 + (options.validate ? ", validation layer on: \(validationErrors) errors" : ""))
         print(
             "  from frame 3: median |target − presented| \(figures.targetError.map(fixed) ?? "—") ms, "
                 + "median callback-to-presented \(figures.latency.map(fixed) ?? "—") ms, "
-                + "largest |Vulkan − compositor| \(figures.vulkanDifference.map(fixed) ?? "—") ms over \(figures.compared) frames")
+                + "largest |Vulkan − compositor| \(figures.vulkanDifference.map(fixed) ?? "—") ms over \(figures.compared) frames "
+                + "(presented: the compositor's feedback)")
         for line in log.table(first: 10) { print("  " + line) }
         print(
             "VulkanLink: check "
                 + (ok
                     ? "ok (first delta 0, each delta the time between timestamps or 0 after a stall, targets forward, "
-                        + "\(check.presentationTimestamps) timestamps all the compositor's, swapchain made again on each resize"
+                        + "\(check.presentationTimestamps) timestamps all \(told), swapchain made again on each resize"
                         + (options.validate ? ", no validation error)" : ")")
                     : "FAILED (first delta 0: \(check.firstDeltaZero), deltas exact: \(check.deltasExact), targets forward: "
-                        + "\(check.targetsForward), timestamps the compositor's: \(check.timestampsFromCompositor) "
+                        + "\(check.targetsForward), timestamps \(told): \(check.timestampsFromSource) "
                         + "(\(check.presentationTimestamps)), swapchain made again: \(remade), its size the surface's: \(sizeMatches), "
                         + "validation errors: \(validationErrors))"))
         exit(ok ? 0 : 1)
@@ -174,6 +259,13 @@ var options = RunOptions()
 options.frames = max(1, value(of: "--frames").flatMap { Int($0) } ?? 240)
 options.fullscreenAt = value(of: "--fullscreen-at").flatMap { Int($0) }
 options.validate = CommandLine.arguments.contains("--validate")
+if let source = value(of: "--source") {
+    guard let chosen = TimingSource(rawValue: source) else {
+        print("VulkanLink: --source takes compositor or vulkan, got \(source)")
+        exit(2)
+    }
+    options.source = chosen
+}
 if let latency = value(of: "--latency") {
     guard let policy = LatencyPolicy(rawValue: latency == "low" ? "lowLatency" : latency) else {
         print("VulkanLink: --latency takes low or throughput, got \(latency)")
