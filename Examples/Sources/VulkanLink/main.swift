@@ -6,12 +6,14 @@
 // Where the driver has VK_KHR_present_wait, Vulkan's own word on each present is set beside the
 // compositor's, frame by frame.
 //
-//   VulkanLink [--frames N] [--fullscreen-at K] [--latency low] [--validate] [--source vulkan]
+//   VulkanLink [--frames N] [--fullscreen-at K] [--latency low] [--validate] [--source fed]
 //
 // --fullscreen-at K asks for fullscreen at frame K (the swapchain is made again at the new size);
 // --validate runs with the Khronos validation layer and fails the check on any error it reports;
-// --source vulkan drives the link by Vulkan's present wait instead, fed to a FedFrameSource (the
-// window's source still requests the compositor's feedback with each present, to compare).
+// --source fed drives the link by a FedFrameSource instead, fed with Vulkan's present-wait times
+// (or, where the driver lacks VK_KHR_present_wait, as Mesa 26.1's lavapipe does, with the
+// compositor's feedback times); the window's source still requests the compositor's feedback with
+// each present, to compare.
 // Its check (printed last, exit status 1 if it fails) asserts what holds at any speed: the first
 // delta is 0, each later delta is the time between timestamps (or 0 after a stall), targets never
 // go back, every timestamp from presentation feedback is a time the compositor reported, a resize
@@ -36,13 +38,15 @@ struct RunOptions {
     var source = TimingSource.compositor
 }
 
-/// Whose presentation times drive the link.
+/// Which source drives the link.
 enum TimingSource: String {
-    /// The compositor's wp_presentation feedback, through the window's frame source.
+    /// The window's frame source: the compositor's wp_presentation feedback.
     case compositor
-    /// Vulkan's present wait, fed to a FedFrameSource; the window's source only watches (its
-    /// feedback is set beside Vulkan's).
-    case vulkan
+    /// A FedFrameSource, fed with Vulkan's present-wait times where the driver offers
+    /// VK_KHR_present_wait, else with the compositor's feedback times the window's source learns
+    /// (what a program that learns its presentations itself does). The window's source watches
+    /// either way: its feedback is set beside Vulkan's.
+    case fed
 }
 
 /// The latest refresh of the window's frame source, when a fed source drives the frames: its
@@ -66,7 +70,7 @@ final class App: DisplayUpdateReceiver {
     let swapchain: Swapchain
     let renderer: QuadRenderer
     let waiter: PresentWaiter?
-    /// With `--source vulkan`: the source fed with present-wait times, and the window's refreshes.
+    /// With `--source fed`: the source fed with present-wait (or feedback) times.
     let fed: FedFrameSource?
     let windowRefreshes = WindowRefreshes()
     var link: DisplayLink?
@@ -94,10 +98,7 @@ final class App: DisplayUpdateReceiver {
         try swapchain.make(width: UInt32(surface.width), height: UInt32(surface.height), renderPass: renderer.renderPass)
         let vk = device.device
         waiter = device.waitForPresent.map { PresentWaiter(device: vk, wait: $0) }
-        if options.source == .vulkan {
-            guard waiter != nil else {
-                throw ExampleError("--source vulkan needs VK_KHR_present_wait, which \(device.driverInfo) does not offer")
-            }
+        if options.source == .fed {
             // The fed source's period: the output's advertised refresh (60 Hz when unknown).
             var hertz = 60.0
             if case .number(let advertised)? = surface.environment.first(where: { $0.key == "refresh_advertised" })?.value,
@@ -117,10 +118,15 @@ final class App: DisplayUpdateReceiver {
         surface.onError = { [unowned self] error in fail(error) }
         surface.onCloseRequest = { [unowned self] in finish() }
         if let fed {
-            link = DisplayLink(source: fed, receiver: self)
+            // The window's link first: its first refresh's requests then go with the first present.
             let watch = DisplayLink(source: surface, receiver: windowRefreshes)
-            watch.presentationHandler = { [unowned self] feedback in log.feedback(feedback) }
+            watch.presentationHandler = { [unowned self] feedback in
+                log.feedback(feedback)
+                // Without present wait, the compositor's word is what the fed source is told.
+                if waiter == nil, case .presented(let time, _) = feedback.outcome, feedback.isTimePlausible { feed(time) }
+            }
             windowLink = watch
+            link = DisplayLink(source: fed, receiver: self)
         } else {
             let link = DisplayLink(source: surface, receiver: self)
             link.presentationHandler = { [unowned self] feedback in
@@ -171,11 +177,16 @@ final class App: DisplayUpdateReceiver {
         }
     }
 
-    /// Vulkan's word on present `id`: logged, and with `--source vulkan` fed to the link (a held
-    /// frame is presented first, as the fed source asks).
+    /// Vulkan's word on present `id`: logged, and with `--source fed` fed to the link.
     func presentWaited(_ id: UInt64, _ result: PresentWaiter.Result) {
         log.vulkan(id: id, result)
-        guard !finished, let fed, case .presented(let time) = result else { return }
+        if case .presented(let time) = result { feed(time) }
+    }
+
+    /// A presentation at `time` told to the fed source (a held frame is presented first, as the
+    /// fed source asks).
+    func feed(_ time: MonotonicInstant) {
+        guard !finished, let fed else { return }
         if let frame = held {
             held = nil
             do { try present(frame) } catch { fail(error) }
@@ -218,10 +229,11 @@ final class App: DisplayUpdateReceiver {
         let remade = resizes == 0 || swapchain.generation > 1
         let ok = check.ok && check.presentationTimestamps > 0 && validationErrors == 0 && remade && sizeMatches
         let figures = log.figures(frames: checked)
-        let told = options.source == .vulkan ? "fed from Vulkan's present wait" : "the compositor's"
+        let told =
+            options.source == .compositor ? "the compositor's" : waiter != nil ? "fed from Vulkan's present wait" : "fed from the compositor's feedback"
         print(
             "VulkanLink: \(checked) frames on \(environment["compositor"] ?? "?") (\(device.deviceName), \(device.driverInfo)), "
-                + "timing \(options.source == .vulkan ? "fed from Vulkan's present wait" : "from the compositor's feedback"), "
+                + "timestamps \(told), "
                 + "latency \(options.latency), swapchain made \(swapchain.generation) times for \(resizes) resizes, "
                 + "present wait \(waiter != nil ? "offered" : "not offered by the driver")"
                 + (options.validate ? ", validation layer on: \(validationErrors) errors" : ""))
@@ -261,7 +273,7 @@ options.fullscreenAt = value(of: "--fullscreen-at").flatMap { Int($0) }
 options.validate = CommandLine.arguments.contains("--validate")
 if let source = value(of: "--source") {
     guard let chosen = TimingSource(rawValue: source) else {
-        print("VulkanLink: --source takes compositor or vulkan, got \(source)")
+        print("VulkanLink: --source takes compositor or fed, got \(source)")
         exit(2)
     }
     options.source = chosen
