@@ -54,7 +54,8 @@ public final class DisplaySurface: FrameSource {
     /// The size of the drawing surface in pixels (Wayland: as the compositor configured it).
     public private(set) var width: Int32
     public private(set) var height: Int32
-    /// The GLES version of the context (3 when available, else 2).
+    /// The GLES version of the context (3 when available, else 2; 0 without one, with
+    /// ``Options/graphics`` `.external`).
     public let glesMajorVersion: Int32
     /// Pixels per point (Wayland: the compositor's scale for the window; DRM/KMS: from the
     /// output's physical size or ``Options/scale``). Programs lay out in points and draw at this

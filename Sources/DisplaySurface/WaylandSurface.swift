@@ -97,7 +97,7 @@ final class WaylandSurface: DisplaySurfaceBackend {
             EnvironmentEntry("compositor", .string(connection.compositorDescription)),
             EnvironmentEntry("socket", .string(connection.socketName)),
             EnvironmentEntry("presentation_clock", connection.presentationClock.map { .string($0.description) } ?? .unknown),
-            EnvironmentEntry("refresh_advertised", advertised.value > 0 ? .number(1 / advertised.seconds) : .unknown),
+            EnvironmentEntry("refresh_advertised", advertised.value > 0 ? .number(1 / advertised.seconds) : .unknown)
         ] + graphics + [
             EnvironmentEntry("timing_protocols", .list(frameSource.timingProtocolsInUse)),
             EnvironmentEntry("commit_timing", .string(frameSource.commitTimingState)),

@@ -84,7 +84,8 @@ struct ExternalGraphicsTests {
                 return
             }
             #expect(tried.map(\.backend) == [.wayland, .drm])
-            if case .externalGraphicsUnsupported(.drm, _) = tried.last?.error {} else {
+            if case .externalGraphicsUnsupported(.drm, _) = tried.last?.error {
+            } else {
                 Issue.record("the DRM/KMS attempt: \(String(describing: tried.last?.error))")
             }
         }

@@ -20,9 +20,13 @@ final class Swapchain {
     init(device: VulkanDevice) throws {
         self.device = device
         var count: UInt32 = 0
-        try check(vkGetPhysicalDeviceSurfaceFormatsKHR(device.physicalDevice, device.surface, &count, nil), "vkGetPhysicalDeviceSurfaceFormatsKHR")
+        try check(
+            vkGetPhysicalDeviceSurfaceFormatsKHR(device.physicalDevice, device.surface, &count, nil), "vkGetPhysicalDeviceSurfaceFormatsKHR"
+        )
         var formats = [VkSurfaceFormatKHR](repeating: VkSurfaceFormatKHR(), count: Int(count))
-        try check(vkGetPhysicalDeviceSurfaceFormatsKHR(device.physicalDevice, device.surface, &count, &formats), "vkGetPhysicalDeviceSurfaceFormatsKHR")
+        try check(
+            vkGetPhysicalDeviceSurfaceFormatsKHR(device.physicalDevice, device.surface, &count, &formats),
+            "vkGetPhysicalDeviceSurfaceFormatsKHR")
         guard let first = formats.first else { throw ExampleError("the surface offers no format") }
         format = formats.first { $0.format == VK_FORMAT_B8G8R8A8_UNORM }?.format ?? first.format
     }

@@ -1,6 +1,6 @@
 // The Vulkan instance, the window's VkSurfaceKHR, a device that can draw and present to it, and
-// whether the driver offers VK_KHR_present_id and VK_KHR_present_wait (Mesa 26.1's lavapipe does,
-// Debian 12's Mesa 22.3 does not). With `validate`, the Khronos validation layer checks every call and each message it
+// whether the driver offers VK_KHR_present_id and VK_KHR_present_wait (neither Mesa 26.1's
+// lavapipe nor Debian 12's does). With `validate`, the Khronos validation layer checks every call and each message it
 // reports as an error is counted (the example's check wants none).
 import CVulkan
 import Glibc

@@ -230,7 +230,8 @@ final class App: DisplayUpdateReceiver {
         let ok = check.ok && check.presentationTimestamps > 0 && validationErrors == 0 && remade && sizeMatches
         let figures = log.figures(frames: checked)
         let told =
-            options.source == .compositor ? "the compositor's" : waiter != nil ? "fed from Vulkan's present wait" : "fed from the compositor's feedback"
+            options.source == .compositor
+            ? "the compositor's" : waiter != nil ? "fed from Vulkan's present wait" : "fed from the compositor's feedback"
         print(
             "VulkanLink: \(checked) frames on \(environment["compositor"] ?? "?") (\(device.deviceName), \(device.driverInfo)), "
                 + "timestamps \(told), "
