@@ -1,7 +1,8 @@
 // swift-tools-version: 6.2
 // Seven short programs (and the README's first program) that use DisplayLink the way an application would: public products only,
 // one binary for any display (a Wayland window when a compositor is reachable, else a DRM/KMS
-// output; GoldenFrames draws offscreen on virtual time). Build and run from the repository root:
+// output; GoldenFrames draws offscreen on virtual time; VulkanLink runs on Wayland only). Building
+// needs the Vulkan headers and loader (libvulkan-dev). Build and run from the repository root:
 //   swift build --package-path Examples && Examples/.build/debug/MovingViews --frames 300
 import PackageDescription
 

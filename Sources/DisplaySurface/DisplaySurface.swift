@@ -304,16 +304,19 @@ public final class DisplaySurface: FrameSource {
     }
 
     /// The commit hook, on a surface opened with ``Options/graphics`` `.external`: call it right
-    /// before each call that presents (`vkQueuePresentKHR`), so the refresh's frame callback and
-    /// presentation feedback, and the buffer scale, go with that commit. A link on the surface
-    /// then calls back once per refresh with the compositor's presentation times, as with
-    /// ``present(damage:)``. Present buffers of ``width``×``height`` pixels: recreate the
-    /// swapchain in ``onResize`` (and ``onScaleChange``) before the next present. The surface
-    /// makes no `wp_fifo_v1` or `wp_commit_timer_v1` on the window (Mesa's Vulkan WSI makes its
-    /// own in FIFO mode; the protocols allow one of each per surface). Does nothing with `.gles`.
-    public func willCommit() {
+    /// before each call that presents (`vkQueuePresentKHR`), with the size of the buffer it
+    /// presents (the swapchain's extent), so the refresh's frame callback and presentation
+    /// feedback go with that commit. A link on the surface then calls back once per refresh with
+    /// the compositor's presentation times, as with ``present(damage:)``. The buffer scale goes
+    /// with the first commit of a buffer of ``width``×``height`` pixels (the size after a scale
+    /// change): recreate the swapchain in ``onResize`` and ``onScaleChange`` before the next present.
+    /// The surface makes no `wp_fifo_v1` or `wp_commit_timer_v1` on the window (Mesa's Vulkan WSI
+    /// makes its own in FIFO mode; the protocols allow one of each per surface). Does nothing with
+    /// `.gles`. When no present came through it for `WaylandFrameSource.missingCommitHookRefreshes`
+    /// refreshes in a row, one warning says so (label `displaylink.surface`).
+    public func willCommit(bufferWidth: Int32, bufferHeight: Int32) {
         guard !isClosed, error == nil else { return }
-        surfaceBackend.willCommit()
+        surfaceBackend.willCommit(bufferWidth: bufferWidth, bufferHeight: bufferHeight)
     }
 
     /// Writes the frame drawn so far (see ``readPixels()``) to a PNG file.

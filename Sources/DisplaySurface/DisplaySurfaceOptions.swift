@@ -61,7 +61,7 @@ extension DisplaySurface {
         /// program's own GL.
         case gles
         /// No EGL context: the program draws and presents with its own API (a Vulkan swapchain on
-        /// ``DisplaySurface/nativeWindow``), calling ``DisplaySurface/willCommit()`` right before
+        /// ``DisplaySurface/nativeWindow``), calling ``DisplaySurface/willCommit(bufferWidth:bufferHeight:)`` right before
         /// each present. Wayland only: on DRM/KMS and offscreen the open fails with
         /// ``DisplaySurfaceError/externalGraphicsUnsupported(_:reason:)``.
         case external

@@ -10,7 +10,11 @@ extension DisplaySurface {
     /// Opt-in: SIGINT and SIGTERM close every open surface, newest first (each restores its
     /// display: the CRTC put back and DRM master dropped, the window and connection closed, then
     /// its close handlers, e.g. a private compositor stopped), then call `handler` with the signal
-    /// number, or without one end the process with status 128 + the signal.
+    /// number, or without one end the process with status 128 + the signal. Surfaces opened with
+    /// ``Options/graphics`` `.external` are left open for `handler`: the program's swapchain and
+    /// `VkSurfaceKHR` must go before the window they were made on, so `handler` destroys them and
+    /// closes the surface (without a handler the process ends with them open, the compositor
+    /// closing the window).
     ///
     /// It closes the surfaces open when the signal is handled, whether they were opened before or
     /// after this call, so call it any time before the main queue runs (`dispatchMain()` or
@@ -41,7 +45,7 @@ extension DisplaySurface {
     }
 
     private static func terminate(signal signalNumber: Int32) {
-        closeAll()
+        for entry in openSurfaces.reversed() where entry.surface?.options.graphics != .external { entry.surface?.close() }
         if let afterSignal {
             afterSignal(signalNumber)
         } else {

@@ -6,7 +6,7 @@ import WaylandBackend
 /// The Wayland backend of a ``DisplaySurface``: an xdg toplevel with an EGL window, paced by its
 /// frame source (frame callbacks with presentation feedback). With `.external` graphics there is
 /// no EGL window: the program's own API (a Vulkan swapchain) attaches and commits the buffers, and
-/// the frame source's requests go with the commit the program announces (``willCommit()``).
+/// the frame source's requests go with the commit the program announces (``willCommit(bufferWidth:bufferHeight:)``).
 @MainActor
 final class WaylandSurface: DisplaySurfaceBackend {
     let dispatcher: RefreshDispatcher
@@ -19,6 +19,13 @@ final class WaylandSurface: DisplaySurfaceBackend {
     private var frameSource: WaylandFrameSource?
     /// The output asked for with fullscreen (`DisplaySurface.Options.waylandOutput`).
     private let fullscreenOutput: String?
+    /// With `.external` graphics: a dispatch on the main queue after a present the program made
+    /// outside the connection's dispatch (from a main-queue block, e.g. a present-wait report).
+    /// Mesa's WSI reads the display inside `vkQueuePresentKHR`, `vkAcquireNextImageKHR` and
+    /// `vkWaitForPresentKHR`, on any thread, and what it reads for this connection waits in its
+    /// queue until dispatched: the socket is not readable again for it. (A present inside a link
+    /// callback or another event handler is followed by the connection's own dispatch.)
+    private var dispatchAfterPresent: MainQueueTimer?
 
     /// Connects, opens the toplevel and its EGL window, as `options` say.
     init(options: DisplaySurface.Options) throws(SurfaceBackendError) {
@@ -42,6 +49,17 @@ final class WaylandSurface: DisplaySurfaceBackend {
                     requiresVsyncForTimedCommits: !options.waylandCommitTimingWithoutVsync,
                     latency: options.latency))
             egl?.frameSource = source  // a swap is the frame's commit
+            if external {
+                dispatchAfterPresent = MainQueueTimer { [weak connection] in connection?.dispatchPending() }
+                source.onCommitHookMissing = {
+                    DisplaySurface.log.warning(
+                        """
+                        no frame was committed through DisplaySurface.willCommit(bufferWidth:bufferHeight:) in \
+                        \(WaylandFrameSource.missingCommitHookRefreshes) refreshes: the links tick on predicted vblanks \
+                        (estimated timestamps). Call it right before each vkQueuePresentKHR
+                        """)
+                }
+            }
             self.connection = connection
             self.window = window
             self.eglWindow = egl
@@ -141,13 +159,15 @@ final class WaylandSurface: DisplaySurfaceBackend {
         return .wayland(display: connection.displayHandle, surface: window.surfaceHandle)
     }
 
-    /// The program is about to present: the buffer scale (or viewport) and the refresh's requests
-    /// go with its commit. The program's swapchain has the size ``width``×``height`` by then (it
-    /// recreates it on a resize or scale change, before the next present).
-    func willCommit() {
-        guard eglWindow == nil, let window, !window.isDestroyed else { return }
-        window.applyScale()
+    /// The program is about to present a buffer of `bufferWidth`×`bufferHeight` pixels: the
+    /// refresh's requests go with its commit, and the buffer scale (or viewport) when the buffer
+    /// has the window's pixel size (a buffer of the old size keeps the old scale: a scale whose
+    /// buffer size it does not divide is a protocol error).
+    func willCommit(bufferWidth: Int32, bufferHeight: Int32) {
+        guard eglWindow == nil, let connection, let window, !window.isDestroyed else { return }
+        if bufferWidth == window.pixelWidth && bufferHeight == window.pixelHeight { window.applyScale() }
         frameSource?.willCommit()
+        if !connection.isDispatching { dispatchAfterPresent?.schedule(at: MonotonicInstant.now()) }
     }
 
     func readPixels() -> [UInt8]? {
@@ -163,6 +183,7 @@ final class WaylandSurface: DisplaySurfaceBackend {
         window?.onClose = nil
         window?.onResize = nil
         window?.onScaleChange = nil
+        dispatchAfterPresent = nil
         frameSource = nil
         eglWindow = nil
         window?.destroy()

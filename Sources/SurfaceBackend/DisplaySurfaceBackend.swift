@@ -59,8 +59,9 @@ public protocol DisplaySurfaceBackend: FrameSource {
     /// otherwise).
     var nativeWindow: NativeWindow? { get }
     /// The commit hook of a backend whose program presents with its own API: called right before
-    /// each present, so that the refresh's requests go with that commit.
-    func willCommit()
+    /// each present of a buffer of `bufferWidth`×`bufferHeight` pixels, so that the refresh's
+    /// requests go with that commit.
+    func willCommit(bufferWidth: Int32, bufferHeight: Int32)
     /// Tears the backend down in its order. Called once, by the surface.
     func close()
 }
@@ -73,7 +74,7 @@ extension DisplaySurfaceBackend {
     /// No native window: the backend draws with its own GLES context.
     public var nativeWindow: NativeWindow? { nil }
     /// Nothing to do: the backend's own present tells its frame source.
-    public func willCommit() {}
+    public func willCommit(bufferWidth: Int32, bufferHeight: Int32) {}
 
     /// Binds the context and draws two frames without presenting them: llvmpipe builds more
     /// shader variants for a frame that follows another (measured under emulation: 2.3 s, 0.5 s,

@@ -129,6 +129,9 @@ extension WaylandConnection {
         return wl_display_prepare_read(display)
     }
 
+    /// Whether this connection's events are being dispatched (a handler is running).
+    package var isDispatching: Bool { dispatchDepth > 0 }
+
     /// `wl_display_dispatch_pending` on this connection's queue: the events already read for it.
     func dispatchQueuePending() -> Int32 {
         dispatchDepth += 1

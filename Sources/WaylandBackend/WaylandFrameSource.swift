@@ -96,9 +96,15 @@ public final class WaylandFrameSource: FrameSource {
     /// Whether the compositor suspended the window (nothing is requested, no timer runs).
     public var isSuspended: Bool { scheduler.isSuspended }
     /// The timing protocols this source uses (``WaylandConnection/timingProtocols``, without
-    /// commit timing when the configuration turned it off or it fell back).
+    /// commit timing when the configuration turned it off or it fell back, and without FIFO on a
+    /// surface whose program keeps it).
     public var timingProtocolsInUse: [String] {
-        connection.timingProtocols.filter { isTimingCommits || !$0.hasPrefix("wp_commit_timing") }
+        connection.timingProtocols.filter { name in
+            if name.hasPrefix("wp_commit_timing") { return isTimingCommits }
+            // The program's surface keeps its FIFO when the program (its graphics stack) holds it.
+            if name.hasPrefix("wp_fifo") { return paced.fifo != nil }
+            return true
+        }
     }
     /// Whether commits carry target times (`wp_commit_timer_v1.set_timestamp`): bound,
     /// configured, and not fallen back.
@@ -109,9 +115,12 @@ public final class WaylandFrameSource: FrameSource {
     /// Commit timing's state for reports: the `VSYNC` gate's on the current output
     /// (`CommitTimingGate.State`: `in use (VSYNC feedback)`, `waiting for VSYNC feedback`, `not
     /// used: presentations without VSYNC`, `stopped: a timed commit was held`, …), `off` (by
-    /// configuration) or `not offered`.
+    /// configuration), `left to the program` (offered, and the program's surface keeps its
+    /// commit timer) or `not offered`.
     public var commitTimingState: String {
-        guard paced.commitTimer != nil else { return "not offered" }
+        guard paced.commitTimer != nil else {
+            return connection.commitTimingManager != nil && !paced.commitsItself ? "left to the program" : "not offered"
+        }
         guard configuration.allowsCommitTiming else { return "off" }
         return scheduler.commitTimingGate.state.description
     }

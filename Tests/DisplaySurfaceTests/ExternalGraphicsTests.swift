@@ -32,7 +32,7 @@ struct ExternalGraphicsTests {
         #expect(throws: DisplaySurfaceError.noGLESContext) { try surface.present() }
         #expect(throws: DisplaySurfaceError.noGLESContext) { try surface.readPixels() }
         #expect(throws: DisplaySurfaceError.noGLESContext) { try surface.prepare {} }
-        surface.willCommit()  // no frame requested yet: nothing to send, nothing breaks
+        surface.willCommit(bufferWidth: 200, bufferHeight: 150)  // no frame requested yet: nothing to send, nothing breaks
         #expect(surface.error == nil)
         surface.close()
         #expect(surface.nativeWindow == nil, "no handles once the surface is closed")
@@ -43,7 +43,7 @@ struct ExternalGraphicsTests {
         let surface = try DisplaySurface(options: .init(width: 64, height: 64, backend: .offscreen))
         defer { surface.close() }
         #expect(surface.nativeWindow == nil)
-        surface.willCommit()
+        surface.willCommit(bufferWidth: 64, bufferHeight: 64)
         #expect(surface.error == nil)
     }
 

@@ -7,10 +7,21 @@ import CVulkan
 final class QuadRenderer {
     /// What a frame's present came to.
     enum Outcome {
-        /// Presented with this id (0: the device has no present ids).
-        case presented(id: UInt64)
+        /// Presented with this id (0: the device has no present ids); `suboptimal`: the swapchain
+        /// should be made again before the next frame.
+        case presented(id: UInt64, suboptimal: Bool)
         /// The swapchain no longer matches the surface: make it again, then draw.
         case outOfDate
+    }
+
+    /// What drawing a frame came to.
+    enum Drawn {
+        case rendered(Rendered)
+        /// The swapchain no longer matches the surface: make it again, then draw.
+        case outOfDate
+        /// No image came free within the acquire's timeout (the compositor holds them all, e.g.
+        /// while the window is hidden): skip this frame.
+        case noImage
     }
 
     let device: VulkanDevice
@@ -78,16 +89,16 @@ final class QuadRenderer {
         var renderFinished: VkSemaphore?
     }
 
-    /// Draws the quad turned by `angle` into the next swapchain image and submits it (nil: the
-    /// swapchain no longer matches the surface; make it again, then draw).
-    func render(angle: Float) throws -> Rendered? {
+    /// Draws the quad turned by `angle` into the next swapchain image and submits it.
+    func render(angle: Float) throws -> Drawn {
         let vk = device.device
-        guard let swapchainHandle = swapchain.handle else { return nil }
+        guard let swapchainHandle = swapchain.handle else { return .outOfDate }
         var fence = inFlight[frame]
         try check(vkWaitForFences(vk, 1, &fence, VkBool32(VK_TRUE), UInt64.max), "vkWaitForFences")
         var imageIndex: UInt32 = 0
         let acquired = vkAcquireNextImageKHR(vk, swapchainHandle, 1_000_000_000, imageAvailable[frame], nil, &imageIndex)
-        if acquired == VK_ERROR_OUT_OF_DATE_KHR { return nil }
+        if acquired == VK_ERROR_OUT_OF_DATE_KHR { return .outOfDate }
+        if acquired == VK_TIMEOUT || acquired == VK_NOT_READY { return .noImage }
         if acquired != VK_SUBOPTIMAL_KHR { try check(acquired, "vkAcquireNextImageKHR") }
         try check(vkResetFences(vk, 1, &fence), "vkResetFences")
 
@@ -116,7 +127,7 @@ final class QuadRenderer {
             }
         }
         frame = (frame + 1) % 2
-        return Rendered(swapchain: swapchainHandle, image: imageIndex, renderFinished: signal)
+        return .rendered(Rendered(swapchain: swapchainHandle, image: imageIndex, renderFinished: signal))
     }
 
     /// Presents `rendered` (with the next present id when the device has present ids);
@@ -128,7 +139,7 @@ final class QuadRenderer {
         if presented == VK_ERROR_OUT_OF_DATE_KHR { return .outOfDate }
         if presented != VK_SUBOPTIMAL_KHR { try check(presented, "vkQueuePresentKHR") }
         if id != 0 { nextPresentID += 1 }
-        return .presented(id: id)
+        return .presented(id: id, suboptimal: presented == VK_SUBOPTIMAL_KHR)
     }
 
     private func present(_ swapchain: VkSwapchainKHR, image: UInt32, wait: VkSemaphore?, id: UInt64) -> VkResult {

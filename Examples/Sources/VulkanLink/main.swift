@@ -1,7 +1,7 @@
 // VulkanLink: a quad drawn with Vulkan (lavapipe on Mesa), turned by the display link's
 // targetTimestamp, on a Wayland window the library opens without EGL
 // (DisplaySurface.Options.graphics = .external). The link follows the compositor's presentation
-// feedback through the commit hook (DisplaySurface.willCommit() right before vkQueuePresentKHR);
+// feedback through the commit hook (DisplaySurface.willCommit(bufferWidth:bufferHeight:) right before vkQueuePresentKHR);
 // the swapchain is FIFO, so Mesa's WSI paces it with wp_fifo_v1 and commit timing where offered.
 // Where the driver has VK_KHR_present_wait, Vulkan's own word on each present is set beside the
 // compositor's, frame by frame.
@@ -146,14 +146,14 @@ final class App: DisplayUpdateReceiver {
         let angle = Float((frame.targetTimestamp - start).seconds * App.turnsPerSecond * 2 * Double.pi)
         do {
             if needsSwapchain { try makeSwapchain() }
-            var rendered = try renderer.render(angle: angle)
-            if rendered == nil {
+            var drawn = try renderer.render(angle: angle)
+            if case .outOfDate = drawn {
                 try makeSwapchain()
-                rendered = try renderer.render(angle: angle)
+                drawn = try renderer.render(angle: angle)
             }
-            if let rendered {
+            if case .rendered(let rendered) = drawn {
                 if let fed, fed.willSubmit() == .presentAfterPending {
-                    held = rendered  // presented when the pending one was shown (presentWaited)
+                    held = rendered  // presented when the pending one was shown (feed)
                 } else {
                     try present(rendered)
                 }
@@ -166,10 +166,13 @@ final class App: DisplayUpdateReceiver {
     }
 
     func present(_ rendered: QuadRenderer.Rendered) throws {
-        switch try renderer.present(rendered, willPresent: { surface.willCommit() }) {
+        let extent = swapchain.extent
+        let willPresent = { self.surface.willCommit(bufferWidth: Int32(extent.width), bufferHeight: Int32(extent.height)) }
+        switch try renderer.present(rendered, willPresent: willPresent) {
         case .outOfDate:
             needsSwapchain = true
-        case .presented(let id):
+        case .presented(let id, let suboptimal):
+            if suboptimal { needsSwapchain = true }
             log.presented(id: id, windowRefresh: windowRefreshes.latest)
             if id != 0, let waiter {
                 waiter.enqueue(id: id, swapchain: rendered.swapchain) { [weak self] id, result in self?.presentWaited(id, result) }
@@ -180,23 +183,32 @@ final class App: DisplayUpdateReceiver {
     /// Vulkan's word on present `id`: logged, and with `--source fed` fed to the link.
     func presentWaited(_ id: UInt64, _ result: PresentWaiter.Result) {
         log.vulkan(id: id, result)
-        if case .presented(let time) = result { feed(time) }
+        if case .presented(let time) = result {
+            feed(time)
+        } else {
+            presentHeld()  // the pending one's fate is unknown: the fed source takes it as lost
+        }
+    }
+
+    /// Presents the frame held for the fed source, if any (its image is acquired: it must go out).
+    func presentHeld() {
+        guard let frame = held else { return }
+        held = nil
+        do { try present(frame) } catch { fail(error) }
     }
 
     /// A presentation at `time` told to the fed source (a held frame is presented first, as the
     /// fed source asks).
     func feed(_ time: MonotonicInstant) {
         guard !finished, let fed else { return }
-        if let frame = held {
-            held = nil
-            do { try present(frame) } catch { fail(error) }
-        }
+        presentHeld()
         log.sourceTold(time)
         fed.presented(at: time)
     }
 
     /// The swapchain at the surface's size; no present wait may use the old one meanwhile.
     func makeSwapchain() throws {
+        presentHeld()  // to the swapchain it was drawn for, before that one is retired
         waiter?.drain()
         try swapchain.make(width: UInt32(surface.width), height: UInt32(surface.height), renderPass: renderer.renderPass)
         needsSwapchain = false
@@ -212,16 +224,24 @@ final class App: DisplayUpdateReceiver {
         DispatchQueue.main.async { MainActor.assumeIsolated { self.report() } }
     }
 
-    /// Tears down in order (Vulkan's objects, then the surface they were made on), then prints
-    /// the check, the figures and the first ten frames.
-    func report() {
-        let extent = swapchain.extent
-        let sizeMatches = extent.width == UInt32(surface.width) && extent.height == UInt32(surface.height)
-        let environment = Dictionary(surface.environment.map { ($0.key, "\($0.value)") }, uniquingKeysWith: { a, _ in a })
+    /// Vulkan's objects, then the surface they were made on. Once.
+    func tearDown() {
+        guard !surface.isClosed else { return }
+        link?.invalidate()
+        windowLink?.invalidate()
+        waiter?.drain()
         swapchain.destroy()
         renderer.destroy()
         device.destroy()
         surface.close()
+    }
+
+    /// Tears down, then prints the check, the figures and the first ten frames.
+    func report() {
+        let extent = swapchain.extent
+        let sizeMatches = extent.width == UInt32(surface.width) && extent.height == UInt32(surface.height)
+        let environment = Dictionary(surface.environment.map { ($0.key, "\($0.value)") }, uniquingKeysWith: { a, _ in a })
+        tearDown()
 
         let checked = min(options.frames, log.rows.count)
         let check = log.check(frames: checked)
@@ -263,8 +283,9 @@ final class App: DisplayUpdateReceiver {
     }
 }
 
+/// The value after the last `flag` (a later one overrides an earlier one).
 func value(of flag: String) -> String? {
-    guard let i = CommandLine.arguments.firstIndex(of: flag), i + 1 < CommandLine.arguments.count else { return nil }
+    guard let i = CommandLine.arguments.lastIndex(of: flag), i + 1 < CommandLine.arguments.count else { return nil }
     return CommandLine.arguments[i + 1]
 }
 
@@ -286,9 +307,13 @@ if let latency = value(of: "--latency") {
     }
     options.latency = policy
 }
-DisplaySurface.installSignalHandlers()
 do {
     let app = try App(options: options)
+    // Ctrl-C, SIGTERM: Vulkan's objects go before the window they were made on.
+    DisplaySurface.installSignalHandlers { signal in
+        app.tearDown()
+        exit(128 + signal)
+    }
     withExtendedLifetime(app) { DisplaySurface.runMainLoop() }
 } catch {
     print("VulkanLink: \(error)")
