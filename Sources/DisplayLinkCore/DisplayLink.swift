@@ -26,8 +26,15 @@ public final class DisplayLink {
     }
 
     // MARK: Per-callback values (CADisplayLink's names, seconds on CLOCK_MONOTONIC)
+    //
+    // Two forms of one value, on purpose: these properties are `Double` seconds, as
+    // CADisplayLink's are (code ported from Apple platforms reads `link.duration` and
+    // `link.targetTimestamp` unchanged), and ``frame`` carries the same values exactly, as
+    // `MonotonicInstant` and `Nanoseconds` (integer nanoseconds: differences and sums exact, for
+    // checks and schedulers). `link.duration == link.frame.duration.seconds`, and so on.
 
-    /// All of this callback's values. Zeroes before the first callback.
+    /// All of this callback's values, exact (`MonotonicInstant`, `Nanoseconds`): the same values
+    /// as the `Double` properties below, which are these in seconds. Zeroes before the first callback.
     public private(set) var frame: DisplayFrame
     public var timestamp: Double { frame.timestamp.seconds }
     public var targetTimestamp: Double { frame.targetTimestamp.seconds }

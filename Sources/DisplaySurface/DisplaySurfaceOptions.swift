@@ -73,8 +73,11 @@ extension DisplaySurface {
         public var title: String
         /// The application id (Wayland: compositors group windows and pick icons by it).
         public var appID: String
-        /// The window size asked for (Wayland; the compositor may configure another), or the
-        /// offscreen pbuffer's size. On DRM/KMS the size is the mode's (see ``mode``).
+        /// The window size asked for, in points (Wayland's surface-local units; the compositor may
+        /// configure another, and at scale 2 the buffers have twice as many pixels each way:
+        /// ``DisplaySurface/pointSize`` and ``DisplaySurface/pixelSize``), or the offscreen
+        /// pbuffer's size in points at ``scale``. On DRM/KMS the size is the mode's, in pixels
+        /// (see ``mode``).
         public var width: Int32
         public var height: Int32
         /// Which backend to open; `.auto` tries Wayland, then DRM/KMS.
