@@ -10,6 +10,8 @@ struct FrameLog {
         var callback: MonotonicInstant
         /// The present id the frame went out with (nil: not presented, or no present ids).
         var presentID: UInt64?
+        /// When `vkQueuePresentKHR` was called for it (right after the commit hook).
+        var submitted: MonotonicInstant?
         /// The compositor's presentation time of this frame, when it was shown.
         var presented: MonotonicInstant?
         var discarded = false
@@ -36,9 +38,10 @@ struct FrameLog {
     /// The latest row was presented with `id` (0: no present ids), its commit carrying the
     /// requests of the window source's refresh `windowRefresh` (each refresh's are sent once: a
     /// second present in one refresh gets no feedback of its own).
-    mutating func presented(id: UInt64, windowRefresh: UInt64?) {
+    mutating func presented(id: UInt64, windowRefresh: UInt64?, submitted: MonotonicInstant) {
         guard !rows.isEmpty else { return }
         let row = rows.count - 1
+        rows[row].submitted = submitted
         if let windowRefresh, windowRefresh != lastMappedRefresh {
             rowOfRefresh[windowRefresh] = row
             lastMappedRefresh = windowRefresh
@@ -107,14 +110,18 @@ struct FrameLog {
     }
 
     /// From frame 3 on (the first frames are the start-up's): median |target − presented|, median
-    /// callback-to-presented, and the largest |Vulkan − compositor| presentation time (ms).
-    func figures(frames count: Int) -> (targetError: Double?, latency: Double?, vulkanDifference: Double?, compared: Int) {
+    /// callback-to-presented, median callback-to-present-call (the frame's CPU side: acquire,
+    /// record, submit), and the largest |Vulkan − compositor| presentation time (ms).
+    func figures(frames count: Int) -> (
+        targetError: Double?, latency: Double?, render: Double?, vulkanDifference: Double?, compared: Int
+    ) {
         let steady = rows.prefix(count).dropFirst(2)
         let shown = steady.compactMap { row in row.presented.map { (row, $0) } }
         let targetErrors = shown.map { abs(($1 - $0.frame.targetTimestamp).seconds) * 1000 }
         let latencies = shown.map { ($1 - $0.callback).seconds * 1000 }
         let differences = shown.compactMap { row, presented in row.vulkanPresented.map { abs(($0 - presented).seconds) * 1000 } }
-        return (FrameLog.median(targetErrors), FrameLog.median(latencies), differences.max(), differences.count)
+        let renders = steady.compactMap { row in row.submitted.map { ($0 - row.callback).seconds * 1000 } }
+        return (FrameLog.median(targetErrors), FrameLog.median(latencies), FrameLog.median(renders), differences.max(), differences.count)
     }
 
     /// The first `count` frames: callback, target, deadline, presented (compositor), presented
@@ -122,11 +129,13 @@ struct FrameLog {
     func table(first count: Int) -> [String] {
         guard let origin = rows.first?.callback else { return [] }
         func ms(_ t: MonotonicInstant?) -> String { t.map { fixed(($0 - origin).seconds * 1000) } ?? "—" }
-        var lines = ["frame   callback     target   deadline  presented     vulkan   (ms after the first callback)"]
+        var lines = ["frame   callback    present     target   deadline  presented     vulkan   (ms after the first callback)"]
         for (i, row) in rows.prefix(count).enumerated() {
             let presented = row.discarded ? "discarded" : ms(row.presented)
             let vulkan = row.vulkanTimedOut ? "timed out" : row.presentID == nil ? "—" : ms(row.vulkanPresented)
-            let columns = [ms(row.callback), ms(row.frame.targetTimestamp), ms(row.frame.deadline?.time), presented, vulkan]
+            let columns = [
+                ms(row.callback), ms(row.submitted), ms(row.frame.targetTimestamp), ms(row.frame.deadline?.time), presented, vulkan
+            ]
             lines.append(pad(String(i), 5) + columns.map { pad($0, 11) }.joined())
         }
         return lines

@@ -167,13 +167,17 @@ final class App: DisplayUpdateReceiver {
 
     func present(_ rendered: QuadRenderer.Rendered) throws {
         let extent = swapchain.extent
-        let willPresent = { self.surface.willCommit(bufferWidth: Int32(extent.width), bufferHeight: Int32(extent.height)) }
+        var submitted = MonotonicInstant.zero
+        let willPresent = {
+            submitted = MonotonicInstant.now()
+            self.surface.willCommit(bufferWidth: Int32(extent.width), bufferHeight: Int32(extent.height))
+        }
         switch try renderer.present(rendered, willPresent: willPresent) {
         case .outOfDate:
             needsSwapchain = true
         case .presented(let id, let suboptimal):
             if suboptimal { needsSwapchain = true }
-            log.presented(id: id, windowRefresh: windowRefreshes.latest)
+            log.presented(id: id, windowRefresh: windowRefreshes.latest, submitted: submitted)
             if id != 0, let waiter {
                 waiter.enqueue(id: id, swapchain: rendered.swapchain) { [weak self] id, result in self?.presentWaited(id, result) }
             }
@@ -261,6 +265,7 @@ final class App: DisplayUpdateReceiver {
         print(
             "  from frame 3: median |target − presented| \(figures.targetError.map(fixed) ?? "—") ms, "
                 + "median callback-to-presented \(figures.latency.map(fixed) ?? "—") ms, "
+                + "median callback-to-present-call \(figures.render.map(fixed) ?? "—") ms, "
                 + "largest |Vulkan − compositor| \(figures.vulkanDifference.map(fixed) ?? "—") ms over \(figures.compared) frames "
                 + "(presented: the compositor's feedback)")
         for line in log.table(first: 10) { print("  " + line) }
