@@ -36,9 +36,9 @@ public final class InputToPhoton {
         public var event: InputEvent
         /// When the frame was shown (`CLOCK_MONOTONIC`), as the source reported it.
         public var presented: MonotonicInstant
-        /// The ``DisplayFrame/refreshIndex`` of the callback that drew it.
+        /// The `DisplayFrame.refreshIndex` of the callback that drew it.
         public var refreshIndex: UInt64
-        /// The ``DisplayFrame/targetTimestamp`` it was drawn for.
+        /// The `DisplayFrame.targetTimestamp` it was drawn for.
         public var targetTimestamp: MonotonicInstant
         /// `presented` less the event's time.
         public var latency: Nanoseconds { presented - event.time.time }
@@ -110,7 +110,7 @@ public final class InputToPhoton {
         frameCount += 1
     }
 
-    /// The source's word on a frame (``DisplayLink/presentationHandler``): when it was shown, the
+    /// The source's word on a frame (`DisplayLink.presentationHandler`): when it was shown, the
     /// events it was the first to show are reported to ``onShown``; when it was discarded, its
     /// events wait for a later frame. Feedback on a frame not drawn through ``drew(_:)``, or
     /// whose time is implausible, changes nothing.
