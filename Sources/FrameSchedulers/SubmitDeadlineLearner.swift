@@ -7,7 +7,8 @@ import DisplayLinkCore
 /// weston's repaint window; on KMS the driver's latch before the vblank).
 ///
 /// - A submission `lead` before a target it made bounds the lead needed from above: the smallest
-///   such lead among the recent ones is known to suffice.
+///   such lead among the recent ones is known to suffice. A frame shown a vblank or more before
+///   its target made that vblank: its lead is counted before its presentation.
 /// - A submission that missed its target with `lead` bounds it from below: the needed lead is
 ///   larger than the largest such lead among the recent ones. A miss with a lead at least as long
 ///   as one that made it contradicts the latch (a compositor or driver that stalled once, a
@@ -64,12 +65,21 @@ public struct SubmitDeadlineLearner: Sendable {
     /// repaints from the next commit, off the old grid). A submission after its target counts as
     /// one at it: vkms, its vblank handler late under load, still shows a flip queued just after
     /// the vblank's timestamp, but a deadline is never after its target.
+    ///
+    /// A presentation half a period or more before the target was an earlier vblank's, which the
+    /// submission made: the lead that made it is the one before that presentation, not before the
+    /// target (a target a period too far, with nothing holding the frame back until it: a
+    /// program's own FIFO queue empty, no commit time). Counted at the target's lead, it taught
+    /// nothing, and a lead learned too long stayed so while every frame was shown early. One
+    /// whose presentation is not after its submission says nothing (a clock that disagrees).
     public mutating func record(
         submitted: MonotonicInstant, target: MonotonicInstant, presented: MonotonicInstant,
         period: Nanoseconds
     ) {
-        let lead = max(0, (target - submitted).value)
         let late = (presented - target).value
+        let early = late <= -(period.value / 2)
+        if early, presented <= submitted { return }
+        let lead = max(0, ((early ? presented : target) - submitted).value)
         let made = late < period.value / 2
         if !made, late < period.value - period.value / 8 { return }
         outcomes.add(lead: lead, made: made)
