@@ -121,13 +121,8 @@ struct InputToPhotonTests {
     @Test("any mix of events, frames and feedback: each event reported at most once, in order, by a frame drawn after it")
     func property() async {
         await propertyCheck(count: 300, input: Gen.int64(in: 0...Int64.max)) { seed in
-            var random = seed | 1
-            func next(_ bound: Int64) -> Int64 {
-                random ^= random << 13
-                random ^= random >> 7
-                random ^= random << 17
-                return (random & Int64.max) % bound
-            }
+            var random = SeededRandom(seed: seed)
+            func next(_ bound: Int64) -> Int64 { random.next(bound) }
             let run = Run(capacity: 8)
             var now = 1_000.0
             var refresh: UInt64 = 0

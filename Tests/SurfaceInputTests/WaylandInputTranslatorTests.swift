@@ -209,13 +209,8 @@ struct WaylandInputTranslatorTests {
     @Test("any mix of events read in order: delivered times never decrease and are never after their read")
     func orderProperty() async {
         await propertyCheck(count: 300, input: Gen.int64(in: 0...Int64.max)) { seed in
-            var random = seed | 1
-            func next(_ bound: Int64) -> Int64 {
-                random ^= random << 13
-                random ^= random >> 7
-                random ^= random << 17
-                return (random & Int64.max) % bound
-            }
+            var random = SeededRandom(seed: seed)
+            func next(_ bound: Int64) -> Int64 { random.next(bound) }
             var translator = WaylandInputTranslator()
             translator.repeatInfo(rate: 30, delayMilliseconds: 100)
             var read = MonotonicInstant(nanoseconds: 1_000_000_000_000)
