@@ -77,7 +77,8 @@ public enum DisplaySurfaceError: Error, CustomStringConvertible, Sendable, Equat
             return "DisplaySurface.Options.graphics = .external is not supported on \(backend): \(reason)"
         case .noGLESContext:
             return "The surface was opened with DisplaySurface.Options.graphics = .external and has no GLES context: "
-                + "draw and present with the program's own API (calling DisplaySurface.willCommit(bufferWidth:bufferHeight:) right before each present), "
+                + "draw and present with the program's own API (calling "
+                + "DisplaySurface.willCommit(bufferWidth:bufferHeight:) right before each present), "
                 + "or open it with .gles."
         }
     }

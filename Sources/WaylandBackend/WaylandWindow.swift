@@ -54,7 +54,8 @@ public final class WaylandWindow {
     /// the compositor offers them.
     private(set) var commitTimer: OpaquePointer?
     private(set) var fifo: OpaquePointer?
-    /// Whether the program's graphics stack commits the surface (see ``init(connection:title:appID:width:height:fullscreen:fullscreenOutput:committedByProgram:)``).
+    /// Whether the program's graphics stack commits the surface (see
+    /// ``init(connection:title:appID:width:height:fullscreen:fullscreenOutput:committedByProgram:)``).
     public let committedByProgram: Bool
     private var suspendedHandlers = HandlerList<(Bool) -> Void>()
     private var outputHandlers = HandlerList<() -> Void>()
