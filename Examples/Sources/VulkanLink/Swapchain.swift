@@ -8,7 +8,6 @@ final class Swapchain {
     let format: VkFormat
     private(set) var handle: VkSwapchainKHR?
     private(set) var extent = VkExtent2D()
-    private(set) var images: [VkImage?] = []
     private(set) var views: [VkImageView?] = []
     private(set) var framebuffers: [VkFramebuffer?] = []
     /// Signalled when an image's rendering finished; the present waits on it (one per image, so
@@ -73,7 +72,7 @@ final class Swapchain {
 
         var count: UInt32 = 0
         try check(vkGetSwapchainImagesKHR(device.device, made, &count, nil), "vkGetSwapchainImagesKHR")
-        images = [VkImage?](repeating: nil, count: Int(count))
+        var images = [VkImage?](repeating: nil, count: Int(count))
         try check(vkGetSwapchainImagesKHR(device.device, made, &count, &images), "vkGetSwapchainImagesKHR")
         for image in images {
             var viewInfo = VkImageViewCreateInfo()
@@ -114,7 +113,6 @@ final class Swapchain {
         framebuffers.removeAll()
         views.removeAll()
         renderFinished.removeAll()
-        images.removeAll()
     }
 
     /// Everything made from the device, before the device goes.

@@ -21,14 +21,13 @@ func check(_ result: VkResult, _ call: String) throws(VulkanError) {
 final class ValidationLog: @unchecked Sendable {
     private var lock = pthread_mutex_t()
     private var errorCount = 0
-    private(set) var firstErrors: [String] = []
 
     init() { pthread_mutex_init(&lock, nil) }
 
-    func record(_ message: String) {
+    /// Counts one error (its message is printed where the layer reports it).
+    func record() {
         pthread_mutex_lock(&lock)
         errorCount += 1
-        if firstErrors.count < 5 { firstErrors.append(message) }
         pthread_mutex_unlock(&lock)
     }
 
@@ -174,7 +173,7 @@ final class VulkanDevice {
         info.pfnUserCallback = { _, _, data, user in
             let log = Unmanaged<ValidationLog>.fromOpaque(user!).takeUnretainedValue()
             let message = data?.pointee.pMessage.map { String(cString: $0) } ?? "(no message)"
-            log.record(message)
+            log.record()
             print("validation error: \(message)")
             return VkBool32(VK_FALSE)
         }
